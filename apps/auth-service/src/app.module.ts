@@ -1,0 +1,47 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ApiKeysService } from './api-keys/api-keys.service';
+import type { AuthConfig } from './config';
+import { InfrastructureModule } from './infrastructure.module';
+import { TokenPairFactory } from './issuance/token-pair';
+import { RefreshService } from './refresh/refresh.service';
+import { OutboxRelay } from './revocation/outbox-relay';
+import { RevocationOutbox } from './revocation/revocation-outbox.service';
+import { SessionStore } from './sessions/session-store';
+import { AccessTokenSigner } from './signing/access-token-signer';
+import { ClientAuthThrottle } from './throttling/client-auth-throttle';
+import { TokenController } from './token/token.controller';
+import { TokenExchangeService } from './token/token-exchange.service';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AuthConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [InfrastructureModule.forRoot(config)],
+      controllers: [TokenController],
+      providers: [
+        ApiKeysService,
+        SessionStore,
+        AccessTokenSigner,
+        TokenPairFactory,
+        ClientAuthThrottle,
+        TokenExchangeService,
+        RefreshService,
+        RevocationOutbox,
+        OutboxRelay,
+      ],
+    };
+  }
+}
+
+/** The CLI needs the database only. */
+@Module({})
+export class CliModule {
+  static forRoot(config: AuthConfig): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [InfrastructureModule.forRoot(config)],
+      providers: [ApiKeysService],
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import { NestFactory } from '@nestjs/core';
+import { parsePublicId, toPublicId } from '@invoicing/contracts';
+import { parseArgs } from 'node:util';
+import { ApiKeysService, InvalidApiKeyInput } from '../api-keys/api-keys.service';
+import { CliModule } from '../app.module';
+import type { AuthConfig } from '../config';
+
+const USAGE = `usage: auth-service create-key --name NAME --scopes read:invoices,write:invoices
+                       (--organization-name ORG | --organization-id org_...)`;
+
+/**
+ * Creates an organization (or uses an existing one) and an API key, and prints
+ * `{organization_id, id, name, client_id, client_secret, scopes, created_at}` as JSON on stdout.
+ * Until the settings area exists this is how a first key is made; both use ApiKeysService.
+ */
+export async function createKeyCommand(config: AuthConfig, argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      'organization-name': { type: 'string' },
+      'organization-id': { type: 'string' },
+    },
+    strict: true,
+  });
+  if (!values.name || !values.scopes || (!values['organization-name'] === !values['organization-id'])) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: ['error'] });
+  try {
+    const keys = app.get(ApiKeysService);
+    let orgUuid: string;
+    if (values['organization-id']) {
+      const parsed = parsePublicId('org', values['organization-id']);
+      if (!parsed) {
+        process.stderr.write('--organization-id must look like org_<32 hex>\n');
+        return 2;
+      }
+      orgUuid = parsed;
+    } else {
+      orgUuid = (await keys.createOrganization(values['organization-name']!)).id;
+    }
+    const scopes = values.scopes.split(/[ ,]+/).filter(Boolean);
+    const { key, clientSecret } = await keys.createKey(orgUuid, values.name, scopes);
+    process.stdout.write(
+      `${JSON.stringify({
+        organization_id: toPublicId('org', orgUuid),
+        id: key.id,
+        name: key.name,
+        client_id: key.client_id,
+        client_secret: clientSecret,
+        scopes: key.scopes,
+        created_at: key.created_at,
+      })}\n`,
+    );
+    return 0;
+  } catch (e) {
+    if (e instanceof InvalidApiKeyInput) {
+      process.stderr.write(`${e.field}: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  } finally {
+    await app.close();
+  }
+}

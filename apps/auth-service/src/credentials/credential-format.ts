@@ -1,0 +1,98 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** 43 base62 characters carry 256.03 bits (43 x log2 62), the contract's minimum. */
+const SECRET_RANDOM_CHARS = 43;
+/** Client IDs are public but still unguessable: 24 characters, about 143 bits. */
+const CLIENT_ID_RANDOM_CHARS = 24;
+/** 6 base62 characters hold any CRC32 value (62^6 > 2^32). */
+const CHECKSUM_CHARS = 6;
+
+export const CLIENT_ID_PREFIX = 'ak_live_';
+export const SECRET_KEY_PREFIX = 'sk_live_';
+export const REFRESH_TOKEN_PREFIX = 'rt_live_';
+
+/** Uniform base62 characters from a CSPRNG (rejection sampling: no modulo bias). */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+function base62Fixed(value: number, width: number): string {
+  let out = '';
+  let v = value;
+  for (let i = 0; i < width; i++) {
+    out = BASE62[v % 62] + out;
+    v = Math.floor(v / 62);
+  }
+  return out;
+}
+
+function checksum(body: string): string {
+  return base62Fixed(crc32(body), CHECKSUM_CHARS);
+}
+
+function mintChecksummed(prefix: string): string {
+  const body = prefix + randomBase62(SECRET_RANDOM_CHARS);
+  return body + checksum(body);
+}
+
+const CHECKSUMMED = /^[0-9A-Za-z]+$/;
+
+/**
+ * True when the value has the prefix, the length and a matching CRC32 checksum. Typos, truncation
+ * and credentials of another kind fail here, before any store lookup.
+ */
+function isWellFormedChecksummed(prefix: string, value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  if (value.length !== prefix.length + SECRET_RANDOM_CHARS + CHECKSUM_CHARS || !value.startsWith(prefix)) return false;
+  const rest = value.slice(prefix.length);
+  if (!CHECKSUMMED.test(rest)) return false;
+  const body = value.slice(0, value.length - CHECKSUM_CHARS);
+  return checksum(body) === value.slice(-CHECKSUM_CHARS);
+}
+
+export function newClientId(): string {
+  return CLIENT_ID_PREFIX + randomBase62(CLIENT_ID_RANDOM_CHARS);
+}
+
+export function isWellFormedClientId(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length === CLIENT_ID_PREFIX.length + CLIENT_ID_RANDOM_CHARS &&
+    value.startsWith(CLIENT_ID_PREFIX) &&
+    CHECKSUMMED.test(value.slice(CLIENT_ID_PREFIX.length))
+  );
+}
+
+export const newSecretKey = (): string => mintChecksummed(SECRET_KEY_PREFIX);
+export const isWellFormedSecretKey = (value: unknown): value is string => isWellFormedChecksummed(SECRET_KEY_PREFIX, value);
+
+export const newRefreshToken = (): string => mintChecksummed(REFRESH_TOKEN_PREFIX);
+export const isWellFormedRefreshToken = (value: unknown): value is string =>
+  isWellFormedChecksummed(REFRESH_TOKEN_PREFIX, value);
+
+/**
+ * SHA-256 of a credential. The secrets carry 256 random bits, so a fast hash is not brute-forceable;
+ * a slow KDF would only make the token endpoint slow.
+ */
+export function hashCredential(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+export function hashCredentialHex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison of two hashes. */
+export function sameHash(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}

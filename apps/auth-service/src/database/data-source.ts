@@ -1,0 +1,21 @@
+import { postgresOptions } from '@invoicing/service-kit';
+import type { DataSourceOptions } from 'typeorm';
+import { ApiKeyEntity } from '../api-keys/api-key.entity';
+import { OrganizationEntity } from '../organizations/organization.entity';
+import { OutboxMessageEntity } from '../revocation/outbox-message.entity';
+import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema';
+
+/** Entities and migrations are listed, not globbed: the build output has no source tree to glob. */
+export const AUTH_ENTITIES = [OrganizationEntity, ApiKeyEntity, OutboxMessageEntity];
+export const AUTH_MIGRATIONS = [InitialSchema1763700000000];
+
+export function authDataSourceOptions(url: string, poolSize?: number): DataSourceOptions {
+  return postgresOptions({
+    url,
+    schema: 'auth',
+    entities: AUTH_ENTITIES,
+    migrations: AUTH_MIGRATIONS,
+    applicationName: 'auth-service',
+    poolSize,
+  });
+}

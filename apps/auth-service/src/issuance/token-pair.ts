@@ -1,0 +1,60 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { REFRESH_TOKEN_TTL_SECONDS } from '@invoicing/contracts';
+import { AUTH_CONFIG, AuthConfig } from '../config';
+import { hashCredentialHex, newRefreshToken } from '../credentials/credential-format';
+import { SessionStore } from '../sessions/session-store';
+import { AccessTokenSigner, AccessTokenSubject } from '../signing/access-token-signer';
+
+/** The body of a successful token or refresh response (RFC 6749 section 5.1). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+export interface MintedRefreshToken {
+  token: string;
+  hash: string;
+  expiresAt: number;
+}
+
+/** Mints refresh tokens (pointer recorded first) and assembles token responses. */
+@Injectable()
+export class TokenPairFactory {
+  readonly refreshTtlMs = REFRESH_TOKEN_TTL_SECONDS * 1000;
+
+  constructor(
+    private readonly sessions: SessionStore,
+    private readonly signer: AccessTokenSigner,
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
+  ) {}
+
+  /**
+   * A new refresh token whose pointer is already in Redis. Recording it before the session script
+   * runs means no token can be handed out that the store does not know; a pointer left behind by a
+   * failed script points at a session that never names its hash, so it never validates.
+   */
+  async mintRefreshToken(apiKeyUuid: string, sessionId: string, now: number): Promise<MintedRefreshToken> {
+    const token = newRefreshToken();
+    const hash = hashCredentialHex(token);
+    await this.sessions.putPointer(hash, { apiKeyUuid, sessionId }, this.refreshTtlMs);
+    return { token, hash, expiresAt: now + this.refreshTtlMs };
+  }
+
+  response(subject: AccessTokenSubject, refresh: MintedRefreshToken, now: number): TokenResponse {
+    const access = this.signer.issue(subject, now);
+    return {
+      access_token: access.token,
+      token_type: 'Bearer',
+      expires_in: access.expiresIn,
+      refresh_token: refresh.token,
+      scope: subject.scope,
+    };
+  }
+
+  get issuer(): string {
+    return this.config.JWT_ISSUER;
+  }
+}

@@ -1,0 +1,32 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/**
+ * Transactional outbox: an event is committed here first and published to Kafka by the relay, so a
+ * revocation made while Kafka is unreachable is delivered when it is back.
+ */
+@Entity({ schema: 'auth', name: 'outbox' })
+export class OutboxMessageEntity {
+  @PrimaryColumn('uuid')
+  id!: string;
+
+  @Column('text')
+  topic!: string;
+
+  @Column('text', { name: 'message_key' })
+  messageKey!: string;
+
+  @Column('jsonb')
+  payload!: Record<string, unknown>;
+
+  @Column('timestamptz', { name: 'created_at' })
+  createdAt!: Date;
+
+  @Column('timestamptz', { name: 'published_at', nullable: true })
+  publishedAt!: Date | null;
+
+  @Column('integer')
+  attempts!: number;
+
+  @Column('text', { name: 'last_error', nullable: true })
+  lastError!: string | null;
+}

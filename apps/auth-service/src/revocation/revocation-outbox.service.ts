@@ -1,0 +1,57 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { REVOCATIONS_TOPIC, validateRevocationEvent } from '@invoicing/contracts';
+import { EventEmitter } from 'node:events';
+import { DataSource } from 'typeorm';
+import { PendingRevocationRecord, SessionStore } from '../sessions/session-store';
+import { revocationEvent } from './revocation-events.factory';
+
+/**
+ * Moves revocations from Redis (where the session scripts record them atomically with the
+ * revocation itself) into the Postgres outbox. Until that insert succeeds the record stays pending
+ * in Redis and the sweeper retries it: no revocation is lost between the two stores.
+ */
+@Injectable()
+export class RevocationOutbox {
+  private readonly logger = new Logger(RevocationOutbox.name);
+  /** Emits 'enqueued' after an insert so the relay publishes at once instead of at its next poll. */
+  readonly signals = new EventEmitter();
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly sessions: SessionStore,
+  ) {}
+
+  /** Best effort now; on failure the sweeper retries. Never throws. */
+  async enqueue(record: PendingRevocationRecord): Promise<boolean> {
+    try {
+      await this.insert(record);
+      await this.sessions.ackPending(record);
+      this.signals.emit('enqueued');
+      return true;
+    } catch (e) {
+      this.logger.warn({ msg: 'revocation kept pending in Redis; the sweeper will retry', event_id: record.event.event_id, error: String(e) });
+      return false;
+    }
+  }
+
+  /** Re-enqueues every revocation still pending in Redis. */
+  async sweep(): Promise<number> {
+    let moved = 0;
+    for await (const record of this.sessions.scanPending()) {
+      if (await this.enqueue(record)) moved += 1;
+    }
+    return moved;
+  }
+
+  private async insert(record: PendingRevocationRecord): Promise<void> {
+    const event = revocationEvent(record);
+    const check = validateRevocationEvent(event);
+    if (!check.ok) throw new Error(`revocation event fails its schema: ${check.errors.join('; ')}`);
+    await this.db.query(
+      `INSERT INTO auth.outbox (id, topic, message_key, payload, created_at)
+       VALUES ($1, $2, $3, $4, now()) ON CONFLICT (id) DO NOTHING`,
+      [record.event.event_id, REVOCATIONS_TOPIC, event.subject, JSON.stringify(event)],
+    );
+  }
+}

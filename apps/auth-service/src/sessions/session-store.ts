@@ -1,0 +1,198 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type Redis from 'ioredis';
+import type { Result } from 'ioredis';
+import { AUTH_CONFIG, AuthConfig } from '../config';
+import { CREATE_SESSION, REVOKE_ALL_SESSIONS, ROTATE_SESSION } from './session-scripts';
+
+export const REDIS = Symbol('REDIS');
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    authCreateSession(sess: string, ...args: string[]): Result<number, Context>;
+    authRotateSession(sess: string, pend: string, ...args: string[]): Result<string[], Context>;
+    authRevokeAllSessions(sess: string, pend: string, ...args: string[]): Result<string, Context>;
+  }
+}
+
+/** A revocation recorded in Redis by a script, waiting to be copied into the outbox. */
+export interface PendingRevocation {
+  event_id: string;
+  reason: 'refresh_token_reuse' | 'revoked_by_user';
+  session_ids: string[];
+  /** Milliseconds since the epoch, as a string (Lua numbers lose precision). */
+  revoked_at: string;
+  /** Organization uuid. */
+  org: string;
+  cid: string;
+}
+
+export interface PendingRevocationRecord {
+  apiKeyUuid: string;
+  raw: string;
+  event: PendingRevocation;
+}
+
+export type RotateResult =
+  | { kind: 'rotated'; scope: string; organizationUuid: string; clientId: string }
+  | { kind: 'reuse'; pending: PendingRevocationRecord }
+  | { kind: 'expired' }
+  | { kind: 'invalid' };
+
+export interface SessionPointer {
+  apiKeyUuid: string;
+  sessionId: string;
+}
+
+/**
+ * Refresh-token families ("sessions") in Redis. Only hashes of refresh tokens are stored. Each
+ * token also has a pointer `rt:<hash>` (hash → key and session) so a refresh can find its family.
+ */
+@Injectable()
+export class SessionStore {
+  private readonly prefix: string;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(AUTH_CONFIG) config: AuthConfig,
+  ) {
+    this.prefix = config.REDIS_KEY_PREFIX;
+    redis.defineCommand('authCreateSession', { numberOfKeys: 1, lua: CREATE_SESSION });
+    redis.defineCommand('authRotateSession', { numberOfKeys: 2, lua: ROTATE_SESSION });
+    redis.defineCommand('authRevokeAllSessions', { numberOfKeys: 2, lua: REVOKE_ALL_SESSIONS });
+  }
+
+  private sessKey(apiKeyUuid: string): string {
+    return `${this.prefix}sess:{${apiKeyUuid}}`;
+  }
+  private pendKey(apiKeyUuid: string): string {
+    return `${this.prefix}pend:{${apiKeyUuid}}`;
+  }
+  private pointerKey(refreshHash: string): string {
+    return `${this.prefix}rt:${refreshHash}`;
+  }
+
+  /** Records the pointer of a newly minted refresh token. It must exist before the token is handed out. */
+  async putPointer(refreshHash: string, pointer: SessionPointer, ttlMs: number): Promise<void> {
+    await this.redis.set(this.pointerKey(refreshHash), `${pointer.apiKeyUuid} ${pointer.sessionId}`, 'PX', ttlMs, 'NX');
+  }
+
+  async findPointer(refreshHash: string): Promise<SessionPointer | null> {
+    const value = await this.redis.get(this.pointerKey(refreshHash));
+    if (!value) return null;
+    const [apiKeyUuid, sessionId] = value.split(' ');
+    return { apiKeyUuid, sessionId };
+  }
+
+  /** Starts a session. False when the key was revoked meanwhile. */
+  async create(input: {
+    apiKeyUuid: string;
+    sessionId: string;
+    refreshHash: string;
+    refreshExpiresAt: number;
+    scope: string;
+    organizationUuid: string;
+    clientId: string;
+    now: number;
+  }): Promise<boolean> {
+    const created = await this.redis.authCreateSession(
+      this.sessKey(input.apiKeyUuid),
+      input.sessionId,
+      input.refreshHash,
+      String(input.refreshExpiresAt),
+      input.scope,
+      input.organizationUuid,
+      input.clientId,
+      String(input.now),
+      String(input.refreshExpiresAt - input.now),
+    );
+    return created === 1;
+  }
+
+  async rotate(input: {
+    pointer: SessionPointer;
+    presentedHash: string;
+    newHash: string;
+    newExpiresAt: number;
+    now: number;
+    eventId: string;
+  }): Promise<RotateResult> {
+    const { apiKeyUuid, sessionId } = input.pointer;
+    const [kind, ...rest] = await this.redis.authRotateSession(
+      this.sessKey(apiKeyUuid),
+      this.pendKey(apiKeyUuid),
+      sessionId,
+      input.presentedHash,
+      input.newHash,
+      String(input.now),
+      String(input.newExpiresAt),
+      String(input.newExpiresAt - input.now),
+      input.eventId,
+    );
+    switch (kind) {
+      case 'rotated':
+        return { kind, scope: rest[0], organizationUuid: rest[1], clientId: rest[2] };
+      case 'reuse':
+        return { kind, pending: decodePending(apiKeyUuid, rest[0]) };
+      case 'expired':
+        return { kind };
+      default:
+        return { kind: 'invalid' };
+    }
+  }
+
+  /** Revokes every session of a key at once (and with `markKeyRevoked`, refuses new ones). */
+  async revokeAll(input: {
+    apiKeyUuid: string;
+    organizationUuid: string;
+    clientId: string;
+    reason: PendingRevocation['reason'];
+    markKeyRevoked: boolean;
+    now: number;
+    eventId: string;
+    markerTtlMs: number;
+  }): Promise<PendingRevocationRecord> {
+    const raw = await this.redis.authRevokeAllSessions(
+      this.sessKey(input.apiKeyUuid),
+      this.pendKey(input.apiKeyUuid),
+      String(input.now),
+      input.eventId,
+      input.reason,
+      input.markKeyRevoked ? '1' : '0',
+      String(input.markerTtlMs),
+      input.organizationUuid,
+      input.clientId,
+    );
+    return decodePending(input.apiKeyUuid, raw);
+  }
+
+  /** Removes a pending revocation once the outbox holds it. */
+  async ackPending(record: PendingRevocationRecord): Promise<void> {
+    await this.redis.lrem(this.pendKey(record.apiKeyUuid), 1, record.raw);
+  }
+
+  /** Every pending revocation left behind (the outbox insert failed or the process died). */
+  async *scanPending(): AsyncGenerator<PendingRevocationRecord> {
+    const match = `${this.prefix}pend:{*}`;
+    const open = `${this.prefix}pend:{`.length;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', match, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) {
+        const apiKeyUuid = key.slice(open, -1);
+        for (const raw of await this.redis.lrange(key, 0, -1)) yield decodePending(apiKeyUuid, raw);
+      }
+    } while (cursor !== '0');
+  }
+
+  async ping(): Promise<boolean> {
+    return (await this.redis.ping()) === 'PONG';
+  }
+}
+
+function decodePending(apiKeyUuid: string, raw: string): PendingRevocationRecord {
+  const event = JSON.parse(raw) as PendingRevocation;
+  // cjson encodes an empty Lua table as an object.
+  if (!Array.isArray(event.session_ids)) event.session_ids = [];
+  return { apiKeyUuid, raw, event };
+}

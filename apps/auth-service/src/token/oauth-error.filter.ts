@@ -1,0 +1,55 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { errorForLog, isDependencyFailure } from '@invoicing/service-kit';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { OAuthError } from './oauth-error';
+
+/** Errors of the token endpoints in RFC 6749 form, never with internals. */
+@Catch()
+export class OAuthErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('OAuth');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    sendOAuthError(exception, ctx.getRequest<FastifyRequest>(), ctx.getResponse<FastifyReply>(), this.logger);
+  }
+}
+
+interface FastifyishError {
+  statusCode?: number;
+  code?: string;
+}
+
+export function sendOAuthError(exception: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
+  const error = toOAuthError(exception, request, logger);
+  for (const [name, value] of Object.entries(error.headers)) void reply.header(name, value);
+  void reply
+    .status(error.status)
+    .header('Cache-Control', 'no-store')
+    .header('Pragma', 'no-cache')
+    .type('application/json')
+    .send({ error: error.error, error_description: error.description });
+}
+
+function toOAuthError(exception: unknown, request: FastifyRequest, logger: Logger): OAuthError {
+  if (exception instanceof OAuthError) return exception;
+  if (isDependencyFailure(exception)) {
+    logger.warn({ msg: 'dependency unavailable', request_id: request.id, err: errorForLog(exception) });
+    return OAuthError.unavailable();
+  }
+  const fst = exception as FastifyishError;
+  if (fst && typeof fst.statusCode === 'number' && fst.statusCode >= 400 && fst.statusCode < 500 && !(exception instanceof HttpException)) {
+    // Raised by Fastify before the handler: bad JSON, unsupported content type, body too large.
+    const description =
+      fst.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? 'The body must be application/json or application/x-www-form-urlencoded.'
+        : fst.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? 'The request body is too large.'
+          : 'The request body could not be parsed.';
+    return OAuthError.invalidRequest(description);
+  }
+  if (exception instanceof HttpException && exception.getStatus() === 404) {
+    return new OAuthError(404, 'invalid_request', 'No such endpoint.');
+  }
+  logger.error({ msg: 'unhandled error', request_id: request.id, err: errorForLog(exception) });
+  return new OAuthError(500, 'server_error', 'An unexpected error occurred.');
+}

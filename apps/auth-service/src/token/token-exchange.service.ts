@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { formatScopes, newId, splitScopeString, toPublicId } from '@invoicing/contracts';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import { Clock } from '../common/clock';
+import { hashCredential, isWellFormedClientId, isWellFormedSecretKey, sameHash } from '../credentials/credential-format';
+import { TokenPairFactory, TokenResponse } from '../issuance/token-pair';
+import { SessionStore } from '../sessions/session-store';
+import { ClientAuthThrottle } from '../throttling/client-auth-throttle';
+import { OAuthError } from './oauth-error';
+import { ClientCredentialsRequest } from './token-request';
+
+/** Compared against when the client is unknown, so both paths do the same work. */
+const DUMMY_HASH = hashCredential('sk_live_unknown-client');
+
+/** The client-credentials grant: authenticate the key, start a session, issue a token pair. */
+@Injectable()
+export class TokenExchangeService {
+  constructor(
+    private readonly apiKeys: ApiKeysService,
+    private readonly sessions: SessionStore,
+    private readonly tokens: TokenPairFactory,
+    private readonly throttle: ClientAuthThrottle,
+    private readonly clock: Clock,
+  ) {}
+
+  async exchange(request: ClientCredentialsRequest, address: string): Promise<TokenResponse> {
+    const throttleId = isWellFormedClientId(request.clientId) ? request.clientId : null;
+    await this.throttle.check(throttleId, address);
+
+    // Malformed credentials are refused before any store lookup (wrong prefix or checksum).
+    const key =
+      throttleId && isWellFormedSecretKey(request.clientSecret) ? await this.apiKeys.findByClientId(throttleId) : null;
+    const presented = hashCredential(request.clientSecret);
+    const matches = sameHash(presented, key?.secretHash ?? DUMMY_HASH);
+    if (!key || !matches || key.status !== 'active') {
+      await this.throttle.recordFailure(throttleId, address);
+      throw OAuthError.invalidClient(request.usedBasic);
+    }
+
+    let scopes = key.scopes;
+    if (request.scope !== null) {
+      const requested = splitScopeString(request.scope);
+      if (requested === null) throw new OAuthError(400, 'invalid_scope', 'The scope parameter is malformed.');
+      const outside = requested.filter((s) => !key.scopes.includes(s));
+      if (outside.length > 0) {
+        throw new OAuthError(400, 'invalid_scope', `The key does not carry: ${outside.join(' ')}.`);
+      }
+      scopes = requested;
+    }
+    const scope = formatScopes(scopes);
+
+    const now = this.clock.now();
+    const sessionId = newId('ses');
+    const refresh = await this.tokens.mintRefreshToken(key.id, sessionId, now);
+    const created = await this.sessions.create({
+      apiKeyUuid: key.id,
+      sessionId,
+      refreshHash: refresh.hash,
+      refreshExpiresAt: refresh.expiresAt,
+      scope,
+      organizationUuid: key.organizationId,
+      clientId: key.clientId,
+      now,
+    });
+    if (!created) throw OAuthError.invalidClient(request.usedBasic);
+    return this.tokens.response(
+      { sub: toPublicId('key', key.id), client_id: key.clientId, org_id: toPublicId('org', key.organizationId), scope, sid: sessionId },
+      refresh,
+      now,
+    );
+  }
+}

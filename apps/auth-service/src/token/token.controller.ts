@@ -1,0 +1,33 @@
+import { Controller, Header, HttpCode, Post, Req, UseFilters } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { RefreshService } from '../refresh/refresh.service';
+import type { TokenResponse } from '../issuance/token-pair';
+import { OAuthErrorFilter } from './oauth-error.filter';
+import { TokenExchangeService } from './token-exchange.service';
+import { parseClientCredentialsRequest, parseRefreshRequest } from './token-request';
+
+/** RFC 6749 token endpoints. JSON or form bodies; errors in RFC 6749 section 5.2 form. */
+@Controller('api/v1/auth')
+@UseFilters(OAuthErrorFilter)
+export class TokenController {
+  constructor(
+    private readonly exchange: TokenExchangeService,
+    private readonly refreshes: RefreshService,
+  ) {}
+
+  @Post('token')
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Header('Pragma', 'no-cache')
+  token(@Req() request: FastifyRequest): Promise<TokenResponse> {
+    return this.exchange.exchange(parseClientCredentialsRequest(request.body, request.headers.authorization), request.ip);
+  }
+
+  @Post('refresh')
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Header('Pragma', 'no-cache')
+  refresh(@Req() request: FastifyRequest): Promise<TokenResponse> {
+    return this.refreshes.refresh(parseRefreshRequest(request.body).refreshToken);
+  }
+}

@@ -1,0 +1,21 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+
+/** Who is calling: resolved from a verified access token. Every query is scoped by `organizationId`. */
+export interface CallerIdentity {
+  /** Organization id (`org_...`). */
+  organizationId: string;
+  /** API key id (`key_...`), the token's `sub`. */
+  apiKeyId: string;
+  clientId: string;
+  /** Session (refresh-token family) id (`ses_...`). */
+  sessionId: string;
+  scopes: ReadonlySet<string>;
+  tokenId: string;
+}
+
+/** Handler parameter decorator: the verified {@link CallerIdentity} of the request. */
+export const Caller = createParamDecorator((_data: unknown, context: ExecutionContext): CallerIdentity => {
+  const request = context.switchToHttp().getRequest<{ user?: CallerIdentity }>();
+  if (!request.user) throw new Error('@Caller() used on a route without AccessTokenGuard');
+  return request.user;
+});

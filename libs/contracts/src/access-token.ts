@@ -1,0 +1,25 @@
+/** Access-token lifetime (service-spec: 1 hour; `expires_in` is 3600). */
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+/** Refresh-token lifetime (service-spec: 30 days from issue). */
+export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+/** JOSE header `typ` of access tokens (RFC 9068 section 2.1). */
+export const ACCESS_TOKEN_TYP = 'at+jwt';
+/** The only signing algorithm accepted anywhere (contract section 5). */
+export const ACCESS_TOKEN_ALG = 'HS256';
+
+/** Claims of an access token (RFC 9068 plus `org_id` and `sid`). */
+export interface AccessTokenClaims {
+  iss: string;
+  aud: string;
+  /** API key id (`key_...`). */
+  sub: string;
+  client_id: string;
+  org_id: string;
+  /** Space-separated scopes. */
+  scope: string;
+  /** Session (refresh-token family) id (`ses_...`). */
+  sid: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}

@@ -1,0 +1,44 @@
+import { uuidv7 } from 'uuidv7';
+
+/**
+ * Object id prefixes (contract section 2). Ids are `<prefix>_<32 hex digits of a UUIDv7>`: opaque to
+ * callers, time-ordered underneath so that they sort by creation and page well, and stored as a
+ * native `uuid` column.
+ */
+export const ID_PREFIXES = {
+  organization: 'org',
+  apiKey: 'key',
+  session: 'ses',
+  user: 'usr',
+  invoice: 'inv',
+  client: 'cli',
+  payment: 'pay',
+  product: 'prd',
+  expense: 'exp',
+  event: 'evt',
+} as const;
+export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
+
+const HEX32 = /^[0-9a-f]{32}$/;
+
+/** A new prefixed id, e.g. `inv_01932c...`. */
+export function newId(prefix: IdPrefix): string {
+  return toPublicId(prefix, uuidv7());
+}
+
+/** `inv` + `0193...-....` (uuid) → `inv_0193...` */
+export function toPublicId(prefix: IdPrefix, uuid: string): string {
+  return `${prefix}_${uuid.replace(/-/g, '')}`;
+}
+
+/**
+ * The uuid behind a prefixed id, or null when the value is not an id of that type. Callers treat
+ * null exactly like "not found" so that a malformed id and an absent one are indistinguishable.
+ */
+export function parsePublicId(prefix: IdPrefix, value: unknown): string | null {
+  if (typeof value !== 'string' || value.length !== prefix.length + 33) return null;
+  if (!value.startsWith(`${prefix}_`)) return null;
+  const hex = value.slice(prefix.length + 1);
+  if (!HEX32.test(hex)) return null;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,4 @@
+export * from './scopes';
+export * from './ids';
+export * from './access-token';
+export * from './events/revocation-events';

@@ -1,0 +1,37 @@
+/** Resources of the public API; each has a `read:` and a `write:` scope (contract section 5). */
+export const RESOURCES = ['invoices', 'clients', 'payments', 'products', 'expenses'] as const;
+export type Resource = (typeof RESOURCES)[number];
+
+export const SCOPE_ACTIONS = ['read', 'write'] as const;
+export type ScopeAction = (typeof SCOPE_ACTIONS)[number];
+
+export type Scope = `${ScopeAction}:${Resource}`;
+
+/** Every scope a key may carry, in a stable display order (grouped by resource). */
+export const ALL_SCOPES: readonly Scope[] = RESOURCES.flatMap((r) =>
+  SCOPE_ACTIONS.map((a) => `${a}:${r}` as Scope),
+);
+
+const SCOPE_SET: ReadonlySet<string> = new Set(ALL_SCOPES);
+
+export function isScope(value: unknown): value is Scope {
+  return typeof value === 'string' && SCOPE_SET.has(value);
+}
+
+/**
+ * Splits an RFC 6749 scope string (space-delimited). Returns null when it is malformed
+ * (empty tokens from double spaces, or characters outside the RFC's scope-token grammar).
+ */
+export function splitScopeString(value: string): string[] | null {
+  if (value.length === 0) return [];
+  const parts = value.split(' ');
+  // RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+  if (parts.some((p) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(p))) return null;
+  return parts;
+}
+
+/** Canonical scope string: unique, in ALL_SCOPES order, single spaces. */
+export function formatScopes(scopes: Iterable<string>): string {
+  const wanted = new Set(scopes);
+  return ALL_SCOPES.filter((s) => wanted.has(s)).join(' ');
+}

@@ -1,0 +1,3 @@
+export * from './kafka-client';
+export * from './event-publisher';
+export * from './replaying-subscriber';

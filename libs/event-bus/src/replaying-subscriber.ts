@@ -1,0 +1,118 @@
+import type { Consumer, Kafka } from 'kafkajs';
+
+export interface IncomingMessage {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  value: Buffer | null;
+  timestamp: number;
+}
+
+export interface ReplayingSubscriberOptions {
+  topic: string;
+  /**
+   * Consumer group of this instance. Every instance needs its own group so that each one sees every
+   * message (a shared group would split partitions between instances).
+   */
+  groupId: string;
+  /** Replay every message newer than this many milliseconds when the instance starts. */
+  replayWindowMs: number;
+  /** Upper bound on how long the broker holds a fetch open when there is no data: bounds delivery latency. */
+  maxWaitTimeInMs: number;
+  handle(message: IncomingMessage): Promise<void> | void;
+  now?: () => number;
+}
+
+/**
+ * Subscribes one instance to a topic from "now minus the replay window" and reports when it has
+ * consumed everything that was on the topic when it started (`caughtUp`). Offsets are committed to
+ * the instance's own group, so a consumer restarted by kafkajs after a broker outage resumes where
+ * it stopped instead of skipping what was published meanwhile.
+ */
+export class KafkaReplayingSubscriber {
+  private consumer: Consumer | null = null;
+  private readonly targets = new Map<number, bigint>();
+  private caughtUpAt: number | null = null;
+  private lastMessageAt: number | null = null;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly options: ReplayingSubscriberOptions,
+  ) {}
+
+  /** True once every partition has been consumed up to its end offset at start. Stays true. */
+  get caughtUp(): boolean {
+    return this.caughtUpAt !== null;
+  }
+
+  get lastMessageTime(): number | null {
+    return this.lastMessageAt;
+  }
+
+  /**
+   * Connects, positions each partition at the start of the replay window and starts consuming.
+   * Resolves once consumption runs; poll {@link caughtUp} for readiness. Throws when the broker is
+   * unreachable, so the caller can retry.
+   */
+  async start(): Promise<void> {
+    const { topic } = this.options;
+    const now = (this.options.now ?? Date.now)();
+    const admin = this.kafka.admin();
+    await admin.connect();
+    let starts: Array<{ partition: number; offset: string }>;
+    try {
+      const ends = await admin.fetchTopicOffsets(topic);
+      starts = await admin.fetchTopicOffsetsByTimestamp(topic, now - this.options.replayWindowMs);
+      for (const e of ends) this.targets.set(e.partition, BigInt(e.high));
+    } finally {
+      await admin.disconnect();
+    }
+    for (const s of starts) {
+      if (BigInt(s.offset) >= (this.targets.get(s.partition) ?? 0n)) this.targets.delete(s.partition);
+    }
+    this.checkCaughtUp();
+
+    const consumer = this.kafka.consumer({
+      groupId: this.options.groupId,
+      maxWaitTimeInMs: this.options.maxWaitTimeInMs,
+      sessionTimeout: 10000,
+      heartbeatInterval: 1000,
+      allowAutoTopicCreation: false,
+    });
+    this.consumer = consumer;
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: false });
+    await consumer.run({
+      autoCommit: true,
+      autoCommitInterval: 1000,
+      eachMessage: async ({ topic: t, partition, message }) => {
+        await this.options.handle({
+          topic: t,
+          partition,
+          offset: message.offset,
+          key: message.key ? message.key.toString() : null,
+          value: message.value,
+          timestamp: Number(message.timestamp),
+        });
+        this.lastMessageAt = Date.now();
+        const target = this.targets.get(partition);
+        if (target !== undefined && BigInt(message.offset) + 1n >= target) {
+          this.targets.delete(partition);
+          this.checkCaughtUp();
+        }
+      },
+    });
+    for (const s of starts) consumer.seek({ topic, partition: s.partition, offset: s.offset });
+  }
+
+  async stop(): Promise<void> {
+    const consumer = this.consumer;
+    this.consumer = null;
+    if (consumer) await consumer.disconnect().catch(() => undefined);
+  }
+
+  private checkCaughtUp(): void {
+    if (this.caughtUpAt === null && this.targets.size === 0) this.caughtUpAt = Date.now();
+  }
+}

@@ -1,0 +1,109 @@
+import { DynamicModule, Logger, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Logger as PinoLogger } from 'pino';
+import { installHealthRoutes, OpsState, ReadinessCheck } from '../health/ops-routes';
+import { ProblemException } from '../http/problem';
+import { ProblemFilter, sendProblem } from '../http/problem.filter';
+import { requestIdFrom } from '../http/request-id';
+import { createLogger, NestPinoLogger } from '../observability/logger';
+import { createMetrics } from '../observability/metrics';
+
+/** Request bodies above this are refused with 413 (contract section 8). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface ServiceAppOptions {
+  /** Service name: logs, metrics labels. */
+  service: string;
+  logLevel: string;
+  /**
+   * Resource services accept JSON only (415 otherwise); the auth service also takes
+   * `application/x-www-form-urlencoded` for standard OAuth 2.0 clients.
+   */
+  acceptForms?: boolean;
+}
+
+export interface ServiceApp {
+  app: NestFastifyApplication;
+  fastify: FastifyInstance;
+  logger: PinoLogger;
+  state: OpsState;
+}
+
+/**
+ * The one skeleton every service boots from: Fastify adapter, JSON logs with the request id,
+ * problem+json errors everywhere (including Fastify's own), X-Request-Id on every response,
+ * Prometheus metrics. Call {@link startServiceApp} once the readiness checks can be resolved.
+ */
+export async function createServiceApp(module: Type<unknown> | DynamicModule, options: ServiceAppOptions): Promise<ServiceApp> {
+  const logger = createLogger(options.service, options.logLevel);
+  const adapter = new FastifyAdapter({
+    loggerInstance: logger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: requestIdFrom,
+    requestIdLogLabel: 'request_id',
+    return503OnClosing: true,
+    // Behind the gateway: the client address used for throttling comes from X-Forwarded-For.
+    trustProxy: true,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
+    logger: new NestPinoLogger(logger),
+    abortOnError: false,
+  });
+  const nestLogger = new Logger('http');
+  app.useGlobalFilters(new ProblemFilter());
+  const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  fastify.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, nestLogger));
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.header('X-Request-Id', request.id);
+    done();
+  });
+  if (!options.acceptForms) {
+    fastify.addHook('preHandler', (request, _reply, done) => {
+      const type = request.headers['content-type'];
+      if (type && request.body !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
+        done(new ProblemException(415, 'The request body must be application/json.'));
+        return;
+      }
+      done();
+    });
+  }
+  createMetrics(options.service).install(fastify);
+  return { app, fastify, logger, state: { shuttingDown: false } };
+}
+
+export interface StartOptions {
+  port: number;
+  host: string;
+  readiness: Record<string, ReadinessCheck>;
+  shutdownGraceSeconds: number;
+}
+
+/**
+ * Adds the health routes, listens, and drains on SIGTERM/SIGINT: readiness turns 503 first so the
+ * load balancer stops routing, in-flight requests finish, then providers close (Kafka, Redis, pools).
+ */
+export async function startServiceApp(service: ServiceApp, options: StartOptions): Promise<void> {
+  installHealthRoutes(service.fastify, options.readiness, service.state);
+  await service.app.listen(options.port, options.host);
+  const stop = async (signal: string): Promise<void> => {
+    if (service.state.shuttingDown) return;
+    service.state.shuttingDown = true;
+    service.logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      service.logger.error('shutdown grace period elapsed; exiting');
+      process.exit(1);
+    }, options.shutdownGraceSeconds * 1000);
+    force.unref();
+    try {
+      await service.app.close();
+      process.exit(0);
+    } catch (e) {
+      service.logger.error({ err: e }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/** Thrown at start when the environment does not satisfy a service's schema. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Values that must never reach production: they are what docs and dev defaults contain. */
+const PLACEHOLDER = /(change[-_]?me|placeholder|example|dev[-_]?only|insecure|secret123|^x+$)/i;
+
+export function isPlaceholderSecret(value: string): boolean {
+  return PLACEHOLDER.test(value);
+}
+
+/**
+ * Parses `env` with a zod schema once at start. Every problem is reported at once, by variable name,
+ * and never with the value (it may be a secret). The process should exit on a ConfigError.
+ */
+export function loadConfig<T extends z.ZodTypeAny>(schema: T, env: NodeJS.ProcessEnv = process.env): z.infer<T> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`));
+}
+
+/** Common variables of every service; extend it with `.extend({...})`. */
+export const baseEnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().default('127.0.0.1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Seconds to finish in-flight requests on SIGTERM before exiting. */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(120).default(10),
+});
+
+/** A comma-separated list of host:port pairs. */
+export const brokersSchema = z
+  .string()
+  .min(1)
+  .transform((s) => s.split(',').map((b) => b.trim()).filter(Boolean))
+  .refine((list) => list.length > 0 && list.every((b) => /^[^\s:]+:\d+$/.test(b)), 'expected host:port[,host:port...]');
+
+/**
+ * In production a secret-bearing variable must be set explicitly and must not be a placeholder; in
+ * development and tests the documented default keeps `start` working with no configuration.
+ */
+export function requireRealSecretsInProduction(
+  env: { NODE_ENV: string },
+  secrets: Record<string, string | undefined>,
+  ctx: z.RefinementCtx,
+): void {
+  if (env.NODE_ENV !== 'production') return;
+  for (const [name, value] of Object.entries(secrets)) {
+    if (!value) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [name], message: 'is required in production' });
+    else if (isPlaceholderSecret(value))
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [name], message: 'holds a placeholder value; set a real secret' });
+  }
+}

@@ -1,0 +1,22 @@
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN', '57P01', '57P03', '53300']);
+const MESSAGES = [
+  /Connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /enableOfflineQueue/i,
+  /Connection is closed/i,
+  /Reached the max retries per request/i,
+  /Client has encountered a connection error/i,
+  /connect ECONNREFUSED/i,
+];
+
+/**
+ * True when an error means "a dependency (Postgres, Redis, Kafka) is unreachable", which the API
+ * answers with 503 and Retry-After, as opposed to a bug, which is a 500.
+ */
+export function isDependencyFailure(e: unknown): boolean {
+  if (!e || typeof e !== 'object') return false;
+  const { code, message, name } = e as { code?: unknown; message?: unknown; name?: unknown };
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+  if (name === 'MaxRetriesPerRequestError' || name === 'KafkaJSConnectionError') return true;
+  return typeof message === 'string' && MESSAGES.some((m) => m.test(message));
+}

@@ -1,0 +1,69 @@
+/** One field-level validation failure (contract section 8). */
+export interface FieldError {
+  field: string;
+  code: string;
+  message: string;
+}
+
+/** RFC 9457 problem details as this API sends them. */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  request_id?: string;
+  errors?: FieldError[];
+}
+
+const TITLES: Record<number, [slug: string, title: string]> = {
+  400: ['bad-request', 'Bad request'],
+  401: ['unauthorized', 'Unauthorized'],
+  403: ['forbidden', 'Forbidden'],
+  404: ['not-found', 'Not found'],
+  405: ['method-not-allowed', 'Method not allowed'],
+  409: ['conflict', 'Conflict'],
+  413: ['payload-too-large', 'Payload too large'],
+  415: ['unsupported-media-type', 'Unsupported media type'],
+  422: ['validation-failed', 'Validation failed'],
+  429: ['rate-limited', 'Too many requests'],
+  500: ['internal', 'Internal server error'],
+  503: ['unavailable', 'Service unavailable'],
+};
+
+/** Base of problem `type` URIs; each names a documented error class. */
+export const PROBLEM_TYPE_BASE = 'https://docs.invoicing.example/problems/';
+
+export function problemFor(status: number, detail: string, errors?: FieldError[]): ProblemDetails {
+  const [slug, title] = TITLES[status] ?? (status >= 500 ? TITLES[500] : TITLES[400]);
+  const problem: ProblemDetails = { type: `${PROBLEM_TYPE_BASE}${slug}`, title, status, detail };
+  if (errors && errors.length > 0) problem.errors = errors;
+  return problem;
+}
+
+/**
+ * Throw from a service to answer with a problem+json. `headers` are added to the response
+ * (`Retry-After`, `WWW-Authenticate`, `Location`...).
+ */
+export class ProblemException extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'ProblemException';
+  }
+
+  static validation(errors: FieldError[], detail = 'The request body has invalid fields.'): ProblemException {
+    return new ProblemException(422, detail, errors);
+  }
+
+  static notFound(what = 'resource'): ProblemException {
+    return new ProblemException(404, `No such ${what}.`);
+  }
+
+  static unavailable(detail = 'A dependency is unavailable; retry shortly.'): ProblemException {
+    return new ProblemException(503, detail, undefined, { 'Retry-After': '1' });
+  }
+}
