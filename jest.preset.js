@@ -12,6 +12,7 @@ const moduleNameMapper = Object.fromEntries(
 
 module.exports = {
   testEnvironment: 'node',
+  reporters: ['default', path.join(__dirname, 'tools/jest/summary-reporter.js')],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper,
   transform: {

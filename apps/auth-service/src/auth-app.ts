@@ -1,28 +1,24 @@
-import { Logger } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { createServiceApp, pingDatabase, sendProblem, ServiceApp, startServiceApp } from '@invoicing/service-kit';
 import type { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import type { AuthConfig } from './config';
 import { SessionStore } from './sessions/session-store';
-import { sendOAuthError } from './token/oauth-error.filter';
+import { sendOAuthError } from './token/oauth-error.renderer';
 
 const OAUTH_PATHS = /^\/api\/v1\/auth\//;
 
 /** Builds the auth service (not listening yet); used by `main.ts` and by the integration tests. */
 export async function createAuthApp(config: AuthConfig): Promise<ServiceApp> {
-  const service = await createServiceApp(AppModule.forRoot(config), {
+  return createServiceApp(AppModule.forRoot(config), {
     service: 'auth-service',
     logLevel: config.LOG_LEVEL,
     acceptForms: true,
+    // Every error keeps the format of the endpoint it hit, including errors raised before a handler
+    // (bad JSON, media type, size): RFC 6749 on the token endpoints, problem+json elsewhere.
+    renderError: (error, request, reply, logger) =>
+      OAUTH_PATHS.test(request.url) ? sendOAuthError(error, request, reply, logger) : sendProblem(error, request, reply, logger),
   });
-  // Errors raised by Fastify before a handler (bad JSON, media type, size) keep the format of the
-  // endpoint they hit: RFC 6749 on the token endpoints, problem+json elsewhere.
-  const logger = new Logger('http');
-  service.fastify.setErrorHandler((error, request, reply) =>
-    OAUTH_PATHS.test(request.url) ? sendOAuthError(error, request, reply, logger) : sendProblem(error, request, reply, logger),
-  );
-  return service;
 }
 
 export async function startAuthApp(service: ServiceApp, config: AuthConfig): Promise<void> {

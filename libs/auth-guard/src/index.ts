@@ -8,3 +8,4 @@ export * from './nest/bearer.strategy';
 export * from './nest/access-token.strategy';
 export * from './nest/access-token.guard';
 export * from './auth-guard.module';
+export * from './verification/access-token-env';

@@ -17,7 +17,7 @@ export class AccessTokenSigner {
       algorithm: ACCESS_TOKEN_ALG,
       kid: signingKid,
       header: { alg: ACCESS_TOKEN_ALG, typ: ACCESS_TOKEN_TYP },
-      noTimestamp: true,
+      // iat and exp come in the payload (from the injectable clock); fast-jwt keeps a given iat.
     });
   }
 

@@ -1,14 +1,15 @@
-import { Controller, Header, HttpCode, Post, Req, UseFilters } from '@nestjs/common';
+import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { RefreshService } from '../refresh/refresh.service';
 import type { TokenResponse } from '../issuance/token-pair';
-import { OAuthErrorFilter } from './oauth-error.filter';
 import { TokenExchangeService } from './token-exchange.service';
 import { parseClientCredentialsRequest, parseRefreshRequest } from './token-request';
 
-/** RFC 6749 token endpoints. JSON or form bodies; errors in RFC 6749 section 5.2 form. */
+/**
+ * RFC 6749 token endpoints. JSON or form bodies; errors in RFC 6749 section 5.2 form (rendered by
+ * `sendOAuthError`, which the app uses for every error under /api/v1/auth/).
+ */
 @Controller('api/v1/auth')
-@UseFilters(OAuthErrorFilter)
 export class TokenController {
   constructor(
     private readonly exchange: TokenExchangeService,

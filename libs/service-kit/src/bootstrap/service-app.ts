@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 import { installHealthRoutes, OpsState, ReadinessCheck } from '../health/ops-routes';
 import { ProblemException } from '../http/problem';
-import { ProblemFilter, sendProblem } from '../http/problem.filter';
+import { ErrorRenderer, ProblemFilter, sendProblem } from '../http/problem.filter';
 import { requestIdFrom } from '../http/request-id';
 import { createLogger, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
@@ -22,6 +22,11 @@ export interface ServiceAppOptions {
    * `application/x-www-form-urlencoded` for standard OAuth 2.0 clients.
    */
   acceptForms?: boolean;
+  /**
+   * Renders every error, whether raised in a handler or by Fastify before one (body parsing, limits);
+   * problem+json by default.
+   */
+  renderError?: ErrorRenderer;
 }
 
 export interface ServiceApp {
@@ -52,9 +57,10 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
     abortOnError: false,
   });
   const nestLogger = new Logger('http');
-  app.useGlobalFilters(new ProblemFilter());
+  const render = options.renderError ?? sendProblem;
+  app.useGlobalFilters(new ProblemFilter(render));
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
-  fastify.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, nestLogger));
+  fastify.setErrorHandler((error, request, reply) => render(error, request, reply, nestLogger));
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
     done();

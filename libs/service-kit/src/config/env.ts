@@ -9,15 +9,16 @@ export class ConfigError extends Error {
 }
 
 /** Values that must never reach production: they are what docs and dev defaults contain. */
-const PLACEHOLDER = /(change[-_]?me|placeholder|example|dev[-_]?only|insecure|secret123|^x+$)/i;
+const PLACEHOLDER = /(change[-_]?me|placeholder|example|dev[-_]?only|_dev\b|insecure|secret123|^x+$)/i;
 
 export function isPlaceholderSecret(value: string): boolean {
   return PLACEHOLDER.test(value);
 }
 
 /**
- * Parses `env` with a zod schema once at start. Every problem is reported at once, by variable name,
- * and never with the value (it may be a secret). The process should exit on a ConfigError.
+ * Parses `env` with a zod schema once at start. Problems are reported by variable name, never with
+ * the value (it may be a secret): every malformed variable at once, then the cross-variable checks
+ * (placeholders in production, key rings) once each variable parses. Exit on a ConfigError.
  */
 export function loadConfig<T extends z.ZodTypeAny>(schema: T, env: NodeJS.ProcessEnv = process.env): z.infer<T> {
   const result = schema.safeParse(env);

@@ -16,11 +16,16 @@ interface FastifyishError {
 export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemFilter');
 
+  constructor(private readonly render: ErrorRenderer = sendProblem) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    sendProblem(exception, ctx.getRequest<FastifyRequest>(), ctx.getResponse<FastifyReply>(), this.logger);
+    this.render(exception, ctx.getRequest<FastifyRequest>(), ctx.getResponse<FastifyReply>(), this.logger);
   }
 }
+
+/** Writes an error response; the default renders problem+json. */
+export type ErrorRenderer = (exception: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger) => void;
 
 /** Shared by the Nest filter and Fastify's own error handler (errors raised before a handler runs). */
 export function sendProblem(exception: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {

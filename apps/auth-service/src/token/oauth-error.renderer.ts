@@ -1,18 +1,7 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { HttpException, Logger } from '@nestjs/common';
 import { errorForLog, isDependencyFailure } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from './oauth-error';
-
-/** Errors of the token endpoints in RFC 6749 form, never with internals. */
-@Catch()
-export class OAuthErrorFilter implements ExceptionFilter {
-  private readonly logger = new Logger('OAuth');
-
-  catch(exception: unknown, host: ArgumentsHost): void {
-    const ctx = host.switchToHttp();
-    sendOAuthError(exception, ctx.getRequest<FastifyRequest>(), ctx.getResponse<FastifyReply>(), this.logger);
-  }
-}
 
 interface FastifyishError {
   statusCode?: number;
@@ -49,6 +38,10 @@ function toOAuthError(exception: unknown, request: FastifyRequest, logger: Logge
   }
   if (exception instanceof HttpException && exception.getStatus() === 404) {
     return new OAuthError(404, 'invalid_request', 'No such endpoint.');
+  }
+  if (exception instanceof HttpException && exception.getStatus() < 500) {
+    // Nest's own body parsing (invalid JSON) and routing errors.
+    return OAuthError.invalidRequest(exception.getStatus() === 400 ? 'The request body could not be parsed.' : 'The request was rejected.');
   }
   logger.error({ msg: 'unhandled error', request_id: request.id, err: errorForLog(exception) });
   return new OAuthError(500, 'server_error', 'An unexpected error occurred.');

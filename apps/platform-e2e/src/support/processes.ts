@@ -1,0 +1,92 @@
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+export const ROOT = resolve(__dirname, '../../../..');
+const LOGS = join(ROOT, 'tmp', 'e2e-logs');
+const run = promisify(execFile);
+
+const MAINS = {
+  'auth-service': join(ROOT, 'dist/apps/auth-service/apps/auth-service/src/main.js'),
+  'invoice-service': join(ROOT, 'dist/apps/invoice-service/apps/invoice-service/src/main.js'),
+} as const;
+export type ServiceName = keyof typeof MAINS;
+
+/** Shared by every process of one test run: its own Redis namespace, the quiet log level. */
+export const RUN_ENV = {
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'warn',
+  REDIS_KEY_PREFIX: `e2e:${randomUUID().slice(0, 8)}:`,
+};
+
+export class ServiceProcess {
+  private exited = false;
+
+  constructor(
+    readonly name: string,
+    readonly baseUrl: string,
+    private readonly child: ChildProcess,
+  ) {
+    child.once('exit', () => {
+      this.exited = true;
+    });
+  }
+
+  /** Polls /health/ready until 200. */
+  async waitReady(timeoutMs = 60000): Promise<number> {
+    const started = Date.now();
+    for (;;) {
+      if (this.exited) throw new Error(`${this.name} exited before it was ready (see tmp/e2e-logs)`);
+      try {
+        const r = await fetch(`${this.baseUrl}/health/ready`);
+        if (r.status === 200) return Date.now() - started;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() - started > timeoutMs) throw new Error(`${this.name} not ready after ${timeoutMs} ms`);
+      await sleep(50);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const done = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGTERM');
+    await Promise.race([done, sleep(15000)]);
+    if (!this.exited) this.child.kill('SIGKILL');
+  }
+}
+
+/** Starts a built service (`node dist/.../main.js serve`) on a port, logging to tmp/e2e-logs. */
+export function startService(service: ServiceName, port: number, label: string = service, env: Record<string, string> = {}): ServiceProcess {
+  mkdirSync(LOGS, { recursive: true });
+  const log = createWriteStream(join(LOGS, `${label}.log`), { flags: 'a' });
+  const child = spawn(process.execPath, [MAINS[service], 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, ...RUN_ENV, PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  return new ServiceProcess(label, `http://127.0.0.1:${port}`, child);
+}
+
+/** Runs a one-shot command of a built service (`migrate`, `create-key ...`) and returns stdout. */
+export async function runCommand(service: ServiceName, args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [MAINS[service], ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...RUN_ENV },
+  });
+  return stdout;
+}
+
+/** `tools/infra/kafka.sh stop|start`: the real broker goes down and comes back with its data. */
+export async function kafka(action: 'stop' | 'start'): Promise<void> {
+  await run('bash', [join(ROOT, 'tools/infra/kafka.sh'), action], { cwd: ROOT, timeout: 120000 });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,86 @@
+import { createSigner } from 'fast-jwt';
+import { createHmac } from 'node:crypto';
+import { AccessTokenVerifier, InvalidTokenError } from './access-token-verifier';
+import { parseKeyRing } from './key-ring';
+
+const ring = parseKeyRing(
+  `k1=${Buffer.alloc(32, 1).toString('base64url')},k2=${Buffer.alloc(32, 2).toString('base64url')}`,
+);
+const verifier = new AccessTokenVerifier({ keys: ring.keys, issuer: 'https://issuer', audience: 'invoicing-api' });
+
+function claims(overrides: Record<string, unknown> = {}) {
+  const iat = Math.floor(Date.now() / 1000);
+  return {
+    iss: 'https://issuer',
+    aud: 'invoicing-api',
+    sub: 'key_1',
+    client_id: 'ak_live_x',
+    org_id: 'org_1',
+    scope: 'read:invoices',
+    sid: 'ses_1',
+    jti: 'j1',
+    iat,
+    exp: iat + 3600,
+    ...overrides,
+  };
+}
+
+function sign(payload: Record<string, unknown>, kid = 'k1', header: Record<string, unknown> = { typ: 'at+jwt' }) {
+  return createSigner({ key: ring.keys.get(kid)!, algorithm: 'HS256', kid, header: { alg: 'HS256', ...header } })(payload);
+}
+
+function reason(token: string): string {
+  try {
+    verifier.verify(token);
+  } catch (e) {
+    expect(e).toBeInstanceOf(InvalidTokenError);
+    return (e as InvalidTokenError).description;
+  }
+  return 'accepted';
+}
+
+describe(AccessTokenVerifier.name, () => {
+  it('accepts a token signed by any key of the ring', () => {
+    expect(verifier.verify(sign(claims())).sub).toBe('key_1');
+    expect(verifier.verify(sign(claims(), 'k2')).sub).toBe('key_1');
+  });
+
+  it('refuses an unknown kid, a wrong signature and an alg other than HS256', () => {
+    const other = createSigner({ key: Buffer.alloc(32, 9), algorithm: 'HS256', kid: 'k1', header: { alg: 'HS256', typ: 'at+jwt' } });
+    expect(reason(other(claims()))).toBe('The access token signature is invalid.');
+    const unknownKid = createSigner({ key: Buffer.alloc(32, 1), algorithm: 'HS256', kid: 'k9', header: { alg: 'HS256', typ: 'at+jwt' } });
+    expect(reason(unknownKid(claims()))).toBe('The access token is malformed or signed with an unknown key.');
+    const hs512 = createSigner({ key: Buffer.alloc(32, 1), algorithm: 'HS512', kid: 'k1', header: { alg: 'HS512', typ: 'at+jwt' } });
+    expect(reason(hs512(claims()))).toBe('The access token is not signed with HS256.');
+  });
+
+  it('refuses alg "none" even with a known kid', () => {
+    const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt', kid: 'k1' })).toString('base64url');
+    const body = Buffer.from(JSON.stringify(claims())).toString('base64url');
+    expect(reason(`${header}.${body}.`)).not.toBe('accepted');
+  });
+
+  it('refuses a token of another type, issuer or audience', () => {
+    expect(reason(sign(claims(), 'k1', { typ: 'JWT' }))).toBe('The token is not an access token.');
+    expect(reason(sign(claims({ iss: 'https://evil' })))).toBe('The access token was not issued for this API.');
+    expect(reason(sign(claims({ aud: 'other' })))).toBe('The access token was not issued for this API.');
+  });
+
+  it('refuses an expired token and one missing a claim', () => {
+    const past = Math.floor(Date.now() / 1000) - 7200;
+    expect(reason(sign(claims({ iat: past, exp: past + 3600 })))).toBe('The access token expired.');
+    const { sid, ...withoutSid } = claims();
+    expect(sid).toBeDefined();
+    expect(reason(sign(withoutSid))).toBe('The access token was not issued for this API.');
+  });
+
+  it('refuses garbage', () => {
+    for (const token of ['', 'abc', 'a.b.c', '.....']) expect(reason(token)).not.toBe('accepted');
+  });
+
+  it('verifies what a raw HMAC-SHA256 over the signing input produces', () => {
+    const token = sign(claims());
+    const [h, p, s] = token.split('.');
+    expect(createHmac('sha256', ring.keys.get('k1')!).update(`${h}.${p}`).digest('base64url')).toBe(s);
+  });
+});

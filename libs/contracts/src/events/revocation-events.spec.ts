@@ -1,0 +1,41 @@
+import { newId } from '../ids';
+import { SESSIONS_REVOKED_V1, validateRevocationEvent } from './revocation-events';
+
+function event(overrides: Record<string, unknown> = {}, data: Record<string, unknown> = {}) {
+  const apiKeyId = newId('key');
+  return {
+    specversion: '1.0',
+    id: 'a0a0a0a0-0000-7000-8000-000000000000',
+    source: '/invoicing/auth-service',
+    type: SESSIONS_REVOKED_V1,
+    subject: apiKeyId,
+    time: '2026-11-21T10:00:00.000Z',
+    datacontenttype: 'application/json',
+    data: {
+      organization_id: newId('org'),
+      api_key_id: apiKeyId,
+      client_id: 'ak_live_abcDEF123',
+      reason: 'refresh_token_reuse',
+      session_ids: [newId('ses')],
+      revoked_at: '2026-11-21T10:00:00.000Z',
+      ...data,
+    },
+    ...overrides,
+  };
+}
+
+describe('validateRevocationEvent', () => {
+  it('accepts a well-formed sessions_revoked event', () => {
+    expect(validateRevocationEvent(event())).toEqual({ ok: true, value: expect.anything() });
+  });
+
+  it('rejects an unknown type, a missing field and a wrong reason', () => {
+    expect(validateRevocationEvent(event({ type: 'invoicing.auth.other.v1' })).ok).toBe(false);
+    const { data, ...withoutData } = event();
+    expect(data).toBeDefined();
+    expect(validateRevocationEvent(withoutData).ok).toBe(false);
+    expect(validateRevocationEvent(event({}, { reason: 'revoked_by_user' })).ok).toBe(false);
+    expect(validateRevocationEvent(event({}, { session_ids: ['nope'] })).ok).toBe(false);
+    expect(validateRevocationEvent(null).ok).toBe(false);
+  });
+});

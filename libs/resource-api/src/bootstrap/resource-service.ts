@@ -1,0 +1,117 @@
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { AuthGuardModule, RevocationFeed } from '@invoicing/auth-guard';
+import {
+  ConfigError,
+  createServiceApp,
+  pingDatabase,
+  postgresOptions,
+  PostgresOptions,
+  runMigrations,
+  ServiceApp,
+  startServiceApp,
+} from '@invoicing/service-kit';
+import type { DataSource } from 'typeorm';
+import { loadResourceConfig, ResourceConfig, ResourceServiceIdentity } from './resource-config';
+
+/** Everything that differs between two resource services. */
+export interface ResourceServiceDefinition extends ResourceServiceIdentity {
+  entities: PostgresOptions['entities'];
+  migrations: PostgresOptions['migrations'];
+  /** The feature module: controllers and services of the resource. */
+  feature: Type<unknown>;
+}
+
+/** Injection token of the validated configuration. */
+export const RESOURCE_CONFIG = Symbol('RESOURCE_CONFIG');
+
+@Module({})
+class ResourceRootModule {
+  static forRoot(def: ResourceServiceDefinition, config: ResourceConfig): DynamicModule {
+    return {
+      module: ResourceRootModule,
+      imports: [
+        TypeOrmModule.forRoot(
+          postgresOptions({
+            url: config.DATABASE_URL,
+            schema: def.schema,
+            entities: def.entities,
+            migrations: def.migrations,
+            applicationName: def.name,
+            poolSize: config.DATABASE_POOL_SIZE,
+          }),
+        ),
+        AuthGuardModule.forRoot({
+          verification: { keys: config.keys, issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE },
+          revocations: {
+            brokers: config.KAFKA_BROKERS,
+            service: def.name,
+            maxWaitTimeInMs: config.REVOCATION_FETCH_MAX_WAIT_MS,
+          },
+        }),
+        def.feature,
+      ],
+      providers: [{ provide: RESOURCE_CONFIG, useValue: config }],
+      exports: [RESOURCE_CONFIG],
+      global: true,
+    };
+  }
+}
+
+/** Builds a resource service (not listening); used by `main` and by integration tests. */
+export async function createResourceApp(def: ResourceServiceDefinition, config: ResourceConfig): Promise<ServiceApp> {
+  return createServiceApp(ResourceRootModule.forRoot(def, config), { service: def.name, logLevel: config.LOG_LEVEL });
+}
+
+/** Listens; ready once Postgres answers and the revocation replay has caught up. */
+export async function startResourceApp(service: ServiceApp, config: ResourceConfig): Promise<void> {
+  const db = service.app.get<DataSource>(getDataSourceToken());
+  const revocations = service.app.get(RevocationFeed);
+  await startServiceApp(service, {
+    port: config.PORT,
+    host: config.HOST,
+    shutdownGraceSeconds: config.SHUTDOWN_GRACE_SECONDS,
+    readiness: { postgres: () => pingDatabase(db), revocations: () => revocations.ready },
+  });
+}
+
+/**
+ * The whole `main.ts` of a resource service: `serve` (default) or `migrate` (the schema owner's role
+ * applies the migrations; the Kubernetes migration Job runs this).
+ */
+export function runResourceService(def: ResourceServiceDefinition, argv = process.argv.slice(2)): void {
+  const run = async (): Promise<number> => {
+    const config = loadResourceConfig(def);
+    const [command = 'serve'] = argv;
+    if (command === 'migrate') {
+      const applied = await runMigrations(
+        postgresOptions({
+          url: config.MIGRATION_DATABASE_URL,
+          schema: def.schema,
+          entities: def.entities,
+          migrations: def.migrations,
+          applicationName: `${def.name}-migrate`,
+          poolSize: 1,
+        }),
+      );
+      process.stdout.write(`${JSON.stringify({ service: def.name, migrations_applied: applied })}\n`);
+      return 0;
+    }
+    if (command !== 'serve') {
+      process.stderr.write(`unknown command "${command}"; use serve or migrate\n`);
+      return 2;
+    }
+    await startResourceApp(await createResourceApp(def, config), config);
+    return -1;
+  };
+  run().then(
+    (code) => {
+      if (code >= 0) process.exit(code);
+    },
+    (e: unknown) => {
+      const text = e instanceof ConfigError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+      process.stderr.write(`${def.name}: ${text}\n`);
+      process.exit(1);
+    },
+  );
+}

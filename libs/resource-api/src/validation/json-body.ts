@@ -1,0 +1,120 @@
+import { FieldError, ProblemException } from '@invoicing/service-kit';
+import Ajv2020, { ErrorObject } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+/**
+ * One Ajv instance for all request schemas. Types are never coerced ("12" is not 12) and unknown
+ * fields are refused, so an integrator's typo surfaces as a 422 instead of being silently dropped.
+ */
+export const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, coerceTypes: false, useDefaults: false });
+addFormats(ajv);
+ajv.addFormat('currency', /^[A-Z]{3}$/);
+ajv.addFormat('country', /^[A-Z]{2}$/);
+
+/** `/line_items/0/quantity` → `line_items[0].quantity` */
+function fieldOf(error: ErrorObject): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let field = '';
+  for (const part of path) field += /^\d+$/.test(part) ? `[${part}]` : field ? `.${part}` : part;
+  if (error.keyword === 'required') {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    return field ? `${field}.${missing}` : missing;
+  }
+  if (error.keyword === 'additionalProperties') {
+    const extra = (error.params as { additionalProperty: string }).additionalProperty;
+    return field ? `${field}.${extra}` : extra;
+  }
+  return field || '(body)';
+}
+
+function toFieldError(error: ErrorObject): FieldError {
+  switch (error.keyword) {
+    case 'required':
+      return { field: fieldOf(error), code: 'required', message: 'is required' };
+    case 'additionalProperties':
+      return { field: fieldOf(error), code: 'unknown_field', message: 'is not a field of this object' };
+    case 'type':
+      return { field: fieldOf(error), code: 'invalid_type', message: `must be ${(error.params as { type: string }).type}` };
+    case 'enum':
+      return {
+        field: fieldOf(error),
+        code: 'invalid_value',
+        message: `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`,
+      };
+    case 'format':
+      return { field: fieldOf(error), code: 'invalid_format', message: formatMessage((error.params as { format: string }).format) };
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+    case 'minLength':
+    case 'maxLength':
+    case 'minItems':
+    case 'maxItems':
+      return { field: fieldOf(error), code: 'out_of_range', message: error.message ?? 'is out of range' };
+    case 'pattern':
+      return { field: fieldOf(error), code: 'invalid_format', message: 'has an invalid format' };
+    default:
+      return { field: fieldOf(error), code: 'invalid', message: error.message ?? 'is invalid' };
+  }
+}
+
+function formatMessage(format: string): string {
+  switch (format) {
+    case 'currency':
+      return 'must be an ISO 4217 currency code in upper case, e.g. EUR';
+    case 'country':
+      return 'must be an ISO 3166-1 alpha-2 country code in upper case, e.g. DE';
+    case 'date':
+      return 'must be a calendar date, YYYY-MM-DD';
+    case 'date-time':
+      return 'must be an RFC 3339 date-time';
+    case 'email':
+      return 'must be an email address';
+    default:
+      return `must be a valid ${format}`;
+  }
+}
+
+export type BodyValidator<T> = (body: unknown) => T;
+
+/**
+ * Compiles a JSON Schema (draft 2020-12) into a validator that returns the typed body or throws a
+ * 422 problem listing every failing field. The schema also feeds the OpenAPI document.
+ */
+export function compileBody<T>(schema: Record<string, unknown>): BodyValidator<T> {
+  const validate = ajv.compile(schema);
+  return (body: unknown): T => {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw ProblemException.validation([{ field: '(body)', code: 'invalid_type', message: 'must be a JSON object' }]);
+    }
+    if (!validate(body)) {
+      const seen = new Set<string>();
+      const errors = (validate.errors ?? []).map(toFieldError).filter((e) => {
+        const key = `${e.field}|${e.code}`;
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      });
+      throw ProblemException.validation(errors);
+    }
+    return body as T;
+  };
+}
+
+/** Collects semantic (cross-field) errors after the schema check. */
+export class FieldErrors {
+  private readonly errors: FieldError[] = [];
+
+  add(field: string, code: string, message: string): this {
+    this.errors.push({ field, code, message });
+    return this;
+  }
+
+  throwIfAny(): void {
+    if (this.errors.length > 0) throw ProblemException.validation(this.errors);
+  }
+}

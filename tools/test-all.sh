@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every test tier on a fresh clone, in order of cost: lint, typecheck, unit specs, build,
+# integration tests (real Postgres, Redis, Kafka) and end-to-end tests (the built services as
+# processes). Brings up the infrastructure itself. Ends with one line: "N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$(date +%s)
+export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+
+bash tools/setup.sh
+bash tools/infra/up.sh
+rm -rf tmp/test-results
+
+status=0
+run() {
+  echo "::: $*"
+  if ! "$@"; then status=1; fi
+}
+run npx nx run-many -t lint typecheck --outputStyle=static
+run npx nx run-many -t test --outputStyle=static
+run npx nx run-many -t build --outputStyle=static
+if [ "$status" -eq 0 ]; then
+  run npx nx run-many -t test-int --parallel=1 --outputStyle=static
+  run npx nx run-many -t e2e --parallel=1 --outputStyle=static
+fi
+
+node -e '
+  const fs = require("fs"), dir = "tmp/test-results";
+  let passed = 0, failed = 0, skipped = 0;
+  for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    const r = JSON.parse(fs.readFileSync(`${dir}/${f}`, "utf8"));
+    passed += r.passed; failed += r.failed; skipped += r.skipped;
+  }
+  if (passed + failed === 0) failed = 1;
+  console.log(`test-all: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+  process.exitCode = failed > 0 ? 1 : 0;
+' || status=1
+echo "test-all: finished in $(( $(date +%s) - started )) s with status ${status}"
+exit "$status"
