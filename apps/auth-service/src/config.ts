@@ -1,5 +1,5 @@
 import { accessTokenEnvShape, checkAccessTokenEnv, KeyRing, parseKeyRing } from '@invoicing/auth-guard';
-import { baseEnvSchema, brokersSchema, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
+import { baseEnvSchema, brokersSchema, describeEnv, EnvVariableSpec, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
 import { z } from 'zod';
 
 /**
@@ -40,3 +40,8 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig
 
 /** Injection token of the validated configuration. */
 export const AUTH_CONFIG = Symbol('AUTH_CONFIG');
+
+/** Variables read by the auth service (the `env-spec` command prints this). */
+export function authEnvSpec(): EnvVariableSpec[] {
+  return describeEnv(schema, ['JWT_KEYS', 'DATABASE_URL', 'MIGRATION_DATABASE_URL']);
+}

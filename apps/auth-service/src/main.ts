@@ -2,15 +2,19 @@ import 'reflect-metadata';
 import { ConfigError, runMigrations } from '@invoicing/service-kit';
 import { createAuthApp, startAuthApp } from './auth-app';
 import { createKeyCommand } from './cli/create-key.command';
-import { loadAuthConfig } from './config';
+import { authEnvSpec, loadAuthConfig } from './config';
 import { authDataSourceOptions } from './database/data-source';
 
 /**
- * One entry point, three commands: `serve` (default), `migrate` (run by the Kubernetes migration
- * Job with the schema owner's role) and `create-key`.
+ * One entry point: `serve` (default), `migrate` (run by the Kubernetes migration Job with the
+ * schema owner's role), `create-key`, and `env-spec` (the variables it reads, as JSON).
  */
 async function main(argv: string[]): Promise<number> {
   const [command = 'serve', ...rest] = argv;
+  if (command === 'env-spec') {
+    process.stdout.write(`${JSON.stringify(authEnvSpec())}\n`);
+    return 0;
+  }
   const config = loadAuthConfig();
   switch (command) {
     case 'serve': {

@@ -2,3 +2,4 @@ export * from './scopes';
 export * from './ids';
 export * from './access-token';
 export * from './events/revocation-events';
+export * from './platform';

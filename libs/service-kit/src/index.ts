@@ -8,3 +8,4 @@ export * from './health/ops-routes';
 export * from './bootstrap/service-app';
 export * from './database/typeorm';
 export * from './http/dependency-failure';
+export * from './config/env-spec';

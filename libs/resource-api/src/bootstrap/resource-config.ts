@@ -1,5 +1,5 @@
 import { accessTokenEnvShape, checkAccessTokenEnv, parseKeyRing } from '@invoicing/auth-guard';
-import { baseEnvSchema, brokersSchema, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
+import { baseEnvSchema, brokersSchema, describeEnv, EnvVariableSpec, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
 import { z } from 'zod';
 
 export interface ResourceServiceIdentity {
@@ -39,4 +39,9 @@ export type ResourceConfig = z.infer<ReturnType<typeof schemaFor>> & { keys: Rea
 export function loadResourceConfig(id: ResourceServiceIdentity, env: NodeJS.ProcessEnv = process.env): ResourceConfig {
   const parsed = loadConfig(schemaFor(id), env);
   return { ...parsed, keys: parseKeyRing(parsed.JWT_KEYS, parsed.JWT_SIGNING_KID).keys };
+}
+
+/** Variables read by a resource service (the `env-spec` command prints this). */
+export function resourceEnvSpec(id: ResourceServiceIdentity): EnvVariableSpec[] {
+  return describeEnv(schemaFor(id), ['JWT_KEYS', 'DATABASE_URL', 'MIGRATION_DATABASE_URL']);
 }

@@ -12,7 +12,7 @@ import {
   startServiceApp,
 } from '@invoicing/service-kit';
 import type { DataSource } from 'typeorm';
-import { loadResourceConfig, ResourceConfig, ResourceServiceIdentity } from './resource-config';
+import { loadResourceConfig, ResourceConfig, resourceEnvSpec, ResourceServiceIdentity } from './resource-config';
 
 /** Everything that differs between two resource services. */
 export interface ResourceServiceDefinition extends ResourceServiceIdentity {
@@ -76,13 +76,17 @@ export async function startResourceApp(service: ServiceApp, config: ResourceConf
 }
 
 /**
- * The whole `main.ts` of a resource service: `serve` (default) or `migrate` (the schema owner's role
- * applies the migrations; the Kubernetes migration Job runs this).
+ * The whole `main.ts` of a resource service: `serve` (default), `migrate` (the schema owner's role
+ * applies the migrations; the Kubernetes migration Job runs this) or `env-spec` (variables, as JSON).
  */
 export function runResourceService(def: ResourceServiceDefinition, argv = process.argv.slice(2)): void {
   const run = async (): Promise<number> => {
-    const config = loadResourceConfig(def);
     const [command = 'serve'] = argv;
+    if (command === 'env-spec') {
+      process.stdout.write(`${JSON.stringify(resourceEnvSpec(def))}\n`);
+      return 0;
+    }
+    const config = loadResourceConfig(def);
     if (command === 'migrate') {
       const applied = await runMigrations(
         postgresOptions({
@@ -98,7 +102,7 @@ export function runResourceService(def: ResourceServiceDefinition, argv = proces
       return 0;
     }
     if (command !== 'serve') {
-      process.stderr.write(`unknown command "${command}"; use serve or migrate\n`);
+      process.stderr.write(`unknown command "${command}"; use serve, migrate or env-spec\n`);
       return 2;
     }
     await startResourceApp(await createResourceApp(def, config), config);

@@ -1,0 +1,38 @@
+/**
+ * The services of the platform and the one base URL in front of them. The local gateway, the
+ * docker-compose stack and the Kubernetes Ingress are all derived from (and tested against) this table.
+ */
+export const SERVICES = {
+  'auth-service': { port: 3001, kind: 'auth' },
+  'invoice-service': { port: 3002, kind: 'resource' },
+  'client-service': { port: 3003, kind: 'resource' },
+  'payment-service': { port: 3004, kind: 'resource' },
+  'product-service': { port: 3005, kind: 'resource' },
+  'expense-service': { port: 3006, kind: 'resource' },
+  'settings-web': { port: 3010, kind: 'web' },
+} as const;
+export type ServiceName = keyof typeof SERVICES;
+
+/** Port of the gateway (the base URL) in every mode. */
+export const GATEWAY_PORT = 8080;
+
+export interface GatewayRoute {
+  /** Path prefix, matched on a segment boundary. */
+  prefix: string;
+  service: ServiceName;
+}
+
+/** Path prefix → service. Longest prefix wins. */
+export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
+  { prefix: '/api/v1/auth', service: 'auth-service' },
+  { prefix: '/api/v1/account', service: 'auth-service' },
+  { prefix: '/api/v1/settings', service: 'auth-service' },
+  { prefix: '/api/v1/openapi.json', service: 'auth-service' },
+  { prefix: '/api/v1/docs', service: 'auth-service' },
+  { prefix: '/api/v1/invoices', service: 'invoice-service' },
+  { prefix: '/api/v1/clients', service: 'client-service' },
+  { prefix: '/api/v1/payments', service: 'payment-service' },
+  { prefix: '/api/v1/products', service: 'product-service' },
+  { prefix: '/api/v1/expenses', service: 'expense-service' },
+  { prefix: '/settings', service: 'settings-web' },
+];
