@@ -1,14 +1,23 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AccountController } from './accounts/account.controller';
+import { AccountsService } from './accounts/accounts.service';
+import { CsrfGuard, DashboardSessionGuard } from './accounts/dashboard.guards';
+import { DashboardSessions } from './accounts/dashboard-sessions';
+import { PasswordHasher } from './accounts/password-hasher';
 import { ApiKeysService } from './api-keys/api-keys.service';
+import { LastUsedRecorder } from './api-keys/last-used-recorder';
 import type { AuthConfig } from './config';
 import { InfrastructureModule } from './infrastructure.module';
 import { TokenPairFactory } from './issuance/token-pair';
 import { RefreshService } from './refresh/refresh.service';
+import { ApiKeyRevocationService } from './revocation/api-key-revocation.service';
 import { OutboxRelay } from './revocation/outbox-relay';
 import { RevocationOutbox } from './revocation/revocation-outbox.service';
 import { SessionStore } from './sessions/session-store';
 import { AccessTokenSigner } from './signing/access-token-signer';
+import { SettingsController } from './settings/settings.controller';
 import { ClientAuthThrottle } from './throttling/client-auth-throttle';
+import { FailureThrottle } from './throttling/failure-throttle';
 import { TokenController } from './token/token.controller';
 import { TokenExchangeService } from './token/token-exchange.service';
 
@@ -18,9 +27,17 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [InfrastructureModule.forRoot(config)],
-      controllers: [TokenController],
+      controllers: [TokenController, AccountController, SettingsController],
       providers: [
         ApiKeysService,
+        LastUsedRecorder,
+        FailureThrottle,
+        PasswordHasher,
+        DashboardSessions,
+        AccountsService,
+        DashboardSessionGuard,
+        CsrfGuard,
+        ApiKeyRevocationService,
         SessionStore,
         AccessTokenSigner,
         TokenPairFactory,

@@ -1,6 +1,7 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { createServiceApp, pingDatabase, sendProblem, ServiceApp, startServiceApp } from '@invoicing/service-kit';
 import type { DataSource } from 'typeorm';
+import fastifyCookie from '@fastify/cookie';
 import { AppModule } from './app.module';
 import type { AuthConfig } from './config';
 import { SessionStore } from './sessions/session-store';
@@ -10,7 +11,7 @@ const OAUTH_PATHS = /^\/api\/v1\/auth\//;
 
 /** Builds the auth service (not listening yet); used by `main.ts` and by the integration tests. */
 export async function createAuthApp(config: AuthConfig): Promise<ServiceApp> {
-  return createServiceApp(AppModule.forRoot(config), {
+  const service = await createServiceApp(AppModule.forRoot(config), {
     service: 'auth-service',
     logLevel: config.LOG_LEVEL,
     acceptForms: true,
@@ -19,6 +20,9 @@ export async function createAuthApp(config: AuthConfig): Promise<ServiceApp> {
     renderError: (error, request, reply, logger) =>
       OAUTH_PATHS.test(request.url) ? sendOAuthError(error, request, reply, logger) : sendProblem(error, request, reply, logger),
   });
+  // Settings-area session and CSRF cookies.
+  await service.app.register(fastifyCookie);
+  return service;
 }
 
 export async function startAuthApp(service: ServiceApp, config: AuthConfig): Promise<void> {

@@ -21,6 +21,20 @@ const schema = baseEnvSchema
     AUTH_THROTTLE_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(10),
     AUTH_THROTTLE_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
     AUTH_THROTTLE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+    /** Failed settings-area logins allowed per email and per address within the window. */
+    LOGIN_THROTTLE_MAX_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(10),
+    LOGIN_THROTTLE_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
+    LOGIN_THROTTLE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+    /** Secure flag on settings-area cookies; defaults to on in production. */
+    COOKIE_SECURE: z.enum(['true', 'false']).optional(),
+    /**
+     * Origins allowed to make state-changing settings calls (comma-separated). When empty, a call's
+     * Origin must equal the host it was sent to (through the gateway: X-Forwarded-Host).
+     */
+    ALLOWED_ORIGINS: z
+      .string()
+      .default('')
+      .transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean)),
   })
   .superRefine((env, ctx) => {
     checkAccessTokenEnv(env, ctx);

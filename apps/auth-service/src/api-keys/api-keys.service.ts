@@ -8,6 +8,7 @@ import { ApiKeyEntity } from './api-key.entity';
 
 /** An API key as the API shows it; never carries the secret. */
 export interface ApiKeyView {
+  object: 'api_key';
   id: string;
   organization_id: string;
   name: string;
@@ -79,6 +80,26 @@ export class ApiKeysService {
     return { key: toView(entity), clientSecret: secret };
   }
 
+  /** Every key of an organization, newest first (an organization has few). */
+  async listForOrganization(organizationUuid: string): Promise<ApiKeyView[]> {
+    const rows = await this.db.getRepository(ApiKeyEntity).find({
+      where: { organizationId: organizationUuid },
+      order: { id: 'DESC' },
+      take: 1000,
+    });
+    return rows.map(toView);
+  }
+
+  /** A key of this organization; null for an absent id and for another organization's key alike. */
+  async findInOrganization(organizationUuid: string, publicId: string): Promise<ApiKeyEntity | null> {
+    const id = parsePublicId('key', publicId);
+    return id ? this.db.getRepository(ApiKeyEntity).findOneBy({ id, organizationId: organizationUuid }) : null;
+  }
+
+  async findById(id: string): Promise<ApiKeyEntity | null> {
+    return this.db.getRepository(ApiKeyEntity).findOneBy({ id });
+  }
+
   /** The key behind a Client ID, whatever its status; null when there is none. */
   async findByClientId(clientId: string): Promise<ApiKeyEntity | null> {
     return this.db.getRepository(ApiKeyEntity).findOne({ where: { clientId } });
@@ -94,6 +115,7 @@ export function uuidOf(publicId: string): string {
 
 export function toView(k: ApiKeyEntity): ApiKeyView {
   return {
+    object: 'api_key',
     id: toPublicId('key', k.id),
     organization_id: toPublicId('org', k.organizationId),
     name: k.name,

@@ -1,13 +1,15 @@
 import { postgresOptions } from '@invoicing/service-kit';
 import type { DataSourceOptions } from 'typeorm';
+import { UserEntity } from '../accounts/user.entity';
 import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { OrganizationEntity } from '../organizations/organization.entity';
 import { OutboxMessageEntity } from '../revocation/outbox-message.entity';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema';
+import { Users1763700200000 } from './migrations/1763700200000-users';
 
 /** Entities and migrations are listed, not globbed: the build output has no source tree to glob. */
-export const AUTH_ENTITIES = [OrganizationEntity, ApiKeyEntity, OutboxMessageEntity];
-export const AUTH_MIGRATIONS = [InitialSchema1763700000000];
+export const AUTH_ENTITIES = [OrganizationEntity, ApiKeyEntity, OutboxMessageEntity, UserEntity];
+export const AUTH_MIGRATIONS = [InitialSchema1763700000000, Users1763700200000];
 
 export function authDataSourceOptions(url: string, poolSize?: number): DataSourceOptions {
   return postgresOptions({

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { toPublicId } from '@invoicing/contracts';
 import { uuidv7 } from 'uuidv7';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import { LastUsedRecorder } from '../api-keys/last-used-recorder';
 import { Clock } from '../common/clock';
 import { hashCredentialHex, isWellFormedRefreshToken } from '../credentials/credential-format';
 import { TokenPairFactory, TokenResponse } from '../issuance/token-pair';
@@ -19,6 +21,8 @@ export class RefreshService {
     private readonly tokens: TokenPairFactory,
     private readonly outbox: RevocationOutbox,
     private readonly clock: Clock,
+    private readonly apiKeys: ApiKeysService,
+    private readonly lastUsed: LastUsedRecorder,
   ) {}
 
   async refresh(refreshToken: string): Promise<TokenResponse> {
@@ -26,6 +30,9 @@ export class RefreshService {
     const presentedHash = hashCredentialHex(refreshToken);
     const pointer = await this.sessions.findPointer(presentedHash);
     if (!pointer) throw OAuthError.invalidGrant();
+    // A revoked key's sessions are gone already; this also covers a revocation still in flight.
+    const key = await this.apiKeys.findById(pointer.apiKeyUuid);
+    if (!key || key.status !== 'active') throw OAuthError.invalidGrant();
 
     const now = this.clock.now();
     const next = await this.tokens.mintRefreshToken(pointer.apiKeyUuid, pointer.sessionId, now);
@@ -39,6 +46,7 @@ export class RefreshService {
     });
     switch (result.kind) {
       case 'rotated':
+        this.lastUsed.touch(pointer.apiKeyUuid, new Date(now));
         return this.tokens.response(
           {
             sub: toPublicId('key', pointer.apiKeyUuid),

@@ -48,10 +48,20 @@ export class RevocationOutbox {
     const event = revocationEvent(record);
     const check = validateRevocationEvent(event);
     if (!check.ok) throw new Error(`revocation event fails its schema: ${check.errors.join('; ')}`);
-    await this.db.query(
-      `INSERT INTO auth.outbox (id, topic, message_key, payload, created_at)
-       VALUES ($1, $2, $3, $4, now()) ON CONFLICT (id) DO NOTHING`,
-      [record.event.event_id, REVOCATIONS_TOPIC, event.subject, JSON.stringify(event)],
-    );
+    await this.db.transaction(async (tx) => {
+      if (record.event.reason === 'revoked_by_user') {
+        // The key's status and its event commit together: a revoked key is always announced.
+        await tx.query(
+          `UPDATE auth.api_keys SET status = 'revoked', revoked_at = COALESCE(revoked_at, to_timestamp($2::bigint / 1000.0))
+            WHERE id = $1`,
+          [record.apiKeyUuid, record.event.revoked_at],
+        );
+      }
+      await tx.query(
+        `INSERT INTO auth.outbox (id, topic, message_key, payload, created_at)
+         VALUES ($1, $2, $3, $4, now()) ON CONFLICT (id) DO NOTHING`,
+        [record.event.event_id, REVOCATIONS_TOPIC, event.subject, JSON.stringify(event)],
+      );
+    });
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { formatScopes, newId, splitScopeString, toPublicId } from '@invoicing/contracts';
 import { ApiKeysService } from '../api-keys/api-keys.service';
+import { LastUsedRecorder } from '../api-keys/last-used-recorder';
 import { Clock } from '../common/clock';
 import { hashCredential, isWellFormedClientId, isWellFormedSecretKey, sameHash } from '../credentials/credential-format';
 import { TokenPairFactory, TokenResponse } from '../issuance/token-pair';
@@ -21,6 +22,7 @@ export class TokenExchangeService {
     private readonly tokens: TokenPairFactory,
     private readonly throttle: ClientAuthThrottle,
     private readonly clock: Clock,
+    private readonly lastUsed: LastUsedRecorder,
   ) {}
 
   async exchange(request: ClientCredentialsRequest, address: string): Promise<TokenResponse> {
@@ -63,6 +65,7 @@ export class TokenExchangeService {
       now,
     });
     if (!created) throw OAuthError.invalidClient(request.usedBasic);
+    this.lastUsed.touch(key.id, new Date(now));
     return this.tokens.response(
       { sub: toPublicId('key', key.id), client_id: key.clientId, org_id: toPublicId('org', key.organizationId), scope, sid: sessionId },
       refresh,

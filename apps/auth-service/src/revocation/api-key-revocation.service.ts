@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import { REFRESH_TOKEN_TTL_SECONDS } from '@invoicing/contracts';
+import { ProblemException } from '@invoicing/service-kit';
+import { uuidv7 } from 'uuidv7';
+import { ApiKeysService, ApiKeyView, toView } from '../api-keys/api-keys.service';
+import { Clock } from '../common/clock';
+import { SessionStore } from '../sessions/session-store';
+import { RevocationOutbox } from './revocation-outbox.service';
+
+/**
+ * A user revokes a key in the settings area: the key stops authenticating and every session of it
+ * is revoked at once, through the same session script and outbox as a refresh-token reuse.
+ */
+@Injectable()
+export class ApiKeyRevocationService {
+  constructor(
+    private readonly apiKeys: ApiKeysService,
+    private readonly sessions: SessionStore,
+    private readonly outbox: RevocationOutbox,
+    private readonly clock: Clock,
+  ) {}
+
+  async revoke(organizationUuid: string, publicKeyId: string): Promise<ApiKeyView> {
+    const key = await this.apiKeys.findInOrganization(organizationUuid, publicKeyId);
+    if (!key) throw ProblemException.notFound('API key');
+    if (key.status === 'revoked') return toView(key);
+    // First Redis: sessions revoked, the key refused for new sessions, and the event recorded, in
+    // one atomic step; then Postgres: status and outbox row in one transaction.
+    const pending = await this.sessions.revokeAll({
+      apiKeyUuid: key.id,
+      organizationUuid: key.organizationId,
+      clientId: key.clientId,
+      reason: 'revoked_by_user',
+      markKeyRevoked: true,
+      now: this.clock.now(),
+      eventId: uuidv7(),
+      markerTtlMs: (REFRESH_TOKEN_TTL_SECONDS + 86400) * 1000,
+    });
+    if (!(await this.outbox.enqueue(pending))) {
+      // The key is already unusable; the sweeper finishes the Postgres side shortly.
+      throw ProblemException.unavailable('The key is revoked, but the change is not fully recorded yet; retry to confirm.');
+    }
+    const updated = await this.apiKeys.findInOrganization(organizationUuid, publicKeyId);
+    return toView(updated ?? key);
+  }
+}
