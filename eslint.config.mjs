@@ -27,6 +27,7 @@ export default [
             { sourceTag: 'scope:auth', onlyDependOnLibsWithTags: ['scope:auth', 'scope:shared'] },
             { sourceTag: 'scope:invoices', onlyDependOnLibsWithTags: ['scope:invoices', 'scope:shared'] },
             { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:settings', onlyDependOnLibsWithTags: ['scope:shared'] },
           ],
         },
       ],

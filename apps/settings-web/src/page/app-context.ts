@@ -1,0 +1,31 @@
+import { problemMessage } from './problem-details.js';
+import { ApiError, CreatedApiKey, NetworkError, Session } from './settings-api.client.js';
+
+export interface AppState {
+  session: Session | null;
+  /** The key just created, with its secret: held in memory only until the result view is left. */
+  createdKey: CreatedApiKey | null;
+  /** Where to go after logging in, when a settings URL was opened without a session. */
+  returnTo: string | null;
+}
+
+/** What the views need from the shell (main.ts), passed in so views never import each other. */
+export interface AppContext {
+  state: AppState;
+  navigate(path: string, options?: { replace?: boolean }): void;
+  /** After login or signup: remember the person, fetch the rotated CSRF token, go on. */
+  signedIn(session: Session, message: string): Promise<void>;
+  /** A settings call answered 401: the session expired or was ended elsewhere. */
+  sessionLost(): void;
+}
+
+/** The sentence to show for any failure of an API call. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) return problemMessage(error.problem, error.retryAfterSeconds);
+  if (error instanceof NetworkError) return error.message;
+  return 'Something went wrong in the page. Reload it and try again.';
+}
+
+export function isUnauthorized(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 401;
+}

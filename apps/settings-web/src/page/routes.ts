@@ -1,0 +1,35 @@
+/** The page's views and their paths under /settings (the server answers every one with the page). */
+export type View = 'login' | 'signup' | 'account' | 'api' | 'create' | 'created' | 'not-found';
+
+export const PATHS = {
+  login: '/settings/login',
+  signup: '/settings/signup',
+  account: '/settings',
+  api: '/settings/api',
+  create: '/settings/api/keys/new',
+  created: '/settings/api/keys/created',
+} as const satisfies Record<Exclude<View, 'not-found'>, string>;
+
+const BY_PATH: ReadonlyMap<string, View> = new Map(Object.entries(PATHS).map(([view, path]) => [path, view as View]));
+
+/** `/settings/api/` and `/settings/api` are the same view. */
+export function viewFor(pathname: string): View {
+  const normalized = pathname.length > 1 ? pathname.replace(/\/+$/, '') : pathname;
+  return BY_PATH.get(normalized) ?? 'not-found';
+}
+
+/** Views that need a signed-in person. */
+export function needsSession(view: View): boolean {
+  return view === 'account' || view === 'api' || view === 'create' || view === 'created';
+}
+
+/** Titles for `document.title`, so a screen reader announces where a navigation landed. */
+export const TITLES: Record<View, string> = {
+  login: 'Log in',
+  signup: 'Sign up',
+  account: 'Account',
+  api: 'API keys',
+  create: 'Create key',
+  created: 'Key created',
+  'not-found': 'Page not found',
+};
