@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the project needs on a fresh clone: npm dependencies (exactly the lock file).
+# Installs what the project needs on a fresh clone: npm dependencies (exactly the lock file) and
+# Chromium for the browser tests.
 # Idempotent: skips work that is already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,4 +8,14 @@ cd "$(dirname "$0")/.."
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm dependencies (npm ci)"
   npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# Browser tests (apps/platform-e2e, playwright-core) drive Debian's Chromium; never a downloaded browser.
+if [ ! -x /usr/bin/chromium ]; then
+  echo "setup: installing chromium (apt-get) for the browser tests"
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+  else
+    sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+  fi
 fi
