@@ -27,6 +27,8 @@ export default [
             { sourceTag: 'scope:auth', onlyDependOnLibsWithTags: ['scope:auth', 'scope:shared'] },
             { sourceTag: 'scope:invoices', onlyDependOnLibsWithTags: ['scope:invoices', 'scope:shared'] },
             { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared'] },
+            { sourceTag: 'scope:deploy', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:settings', onlyDependOnLibsWithTags: ['scope:shared'] },
           ],
         },

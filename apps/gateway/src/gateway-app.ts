@@ -1,0 +1,126 @@
+import fastifyHttpProxy from '@fastify/http-proxy';
+import { GATEWAY_ROUTES, GatewayRoute } from '@invoicing/contracts';
+import { createLogger, createMetrics, installHealthRoutes, OpsState, requestIdFrom } from '@invoicing/service-kit';
+import Fastify, { FastifyBaseLogger, FastifyError, FastifyInstance, LogController } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { GatewayConfig } from './config';
+import { classifyUpstreamError, sendGatewayProblem } from './http/gateway-problem';
+import { resolveRoutes, ResolvedRoute } from './routing/route-table';
+
+export interface Gateway {
+  fastify: FastifyInstance;
+  routes: ResolvedRoute[];
+  state: OpsState;
+}
+
+/** Methods forwarded upstream; the services decide which they implement (405/404 in their format). */
+const METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
+
+/**
+ * Builds the gateway (not listening): one `@fastify/http-proxy` per route of the platform table.
+ * It never parses or limits a proxied body (the proxy streams it; the service enforces the 1 MiB
+ * limit and answers 413 in its own format), forwards and echoes X-Request-Id, and answers its own
+ * errors (no route, upstream down or slow) as problem+json, exactly like the services.
+ */
+export async function createGateway(config: GatewayConfig, table: readonly GatewayRoute[] = GATEWAY_ROUTES): Promise<Gateway> {
+  const routes = resolveRoutes(table, config.upstreams);
+  const logger: FastifyBaseLogger = createLogger('gateway', config.LOG_LEVEL);
+  const fastify = Fastify({
+    loggerInstance: logger,
+    genReqId: requestIdFrom,
+    // Log lines carry the same `request_id` field as the services' lines.
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    return503OnClosing: true,
+    // The gateway is the edge: the client is the peer, whatever X-Forwarded-For a caller claims.
+    trustProxy: false,
+  });
+  const state: OpsState = { shuttingDown: false };
+
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.header('X-Request-Id', request.id);
+    done();
+  });
+  fastify.setNotFoundHandler((request, reply) => {
+    sendGatewayProblem(reply, 404, `No route for ${request.url.split('?', 1)[0]}.`);
+  });
+  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'gateway error');
+    sendGatewayProblem(reply, status, status === 500 ? 'An unexpected error occurred. Quote the request_id when you report it.' : 'The request was rejected.');
+  });
+
+  createMetrics('gateway').install(fastify);
+  installHealthRoutes(fastify, {}, state);
+
+  for (const route of routes) {
+    await fastify.register(fastifyHttpProxy, {
+      upstream: route.upstream,
+      prefix: route.prefix,
+      // Forward the path unchanged: the services route on the full /api/v1/... path.
+      rewritePrefix: route.prefix,
+      internalRewriteLocationHeader: false,
+      httpMethods: METHODS,
+      disableRequestLogging: true,
+      undici: { connections: 128, pipelining: 1, keepAliveTimeout: 30000 },
+      replyOptions: {
+        timeout: config.UPSTREAM_TIMEOUT_MS,
+        // reply-from would retry a GET that got a 503 up to ten times: the service's 503 (a dependency
+        // down, still replaying revocations) is the answer and must reach the caller as it is.
+        retryDelay: () => null,
+        rewriteRequestHeaders: (request, headers) => forwardedHeaders(request, headers as IncomingHttpHeaders),
+        onError: (reply, { error }) => {
+          const failure = classifyUpstreamError(error);
+          reply.request.log.warn({ upstream: route.upstream, service: route.service, status: failure.status, err: error }, 'upstream failed');
+          // The caller may still be uploading a body nobody will read: close instead of leaving it hanging.
+          if (!reply.request.raw.complete) reply.header('Connection', 'close');
+          sendGatewayProblem(reply, failure.status, failure.detail);
+        },
+      },
+    });
+  }
+  return { fastify, routes, state };
+}
+
+/**
+ * The request id travels upstream so both log lines carry it. X-Forwarded-* are set, not appended:
+ * the services trust them for per-address throttling, so a caller must not be able to forge them.
+ * `Expect: 100-continue` (curl sends it for bodies over 1 KiB) was already answered by this server;
+ * the upstream client refuses to send it again.
+ */
+function forwardedHeaders(request: { id: unknown; ip: string; protocol: string; host: string }, headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const { expect: _answered, ...rest } = headers;
+  return {
+    ...rest,
+    'x-request-id': String(request.id),
+    'x-forwarded-for': request.ip,
+    'x-forwarded-proto': request.protocol,
+    'x-forwarded-host': request.host,
+  };
+}
+
+/**
+ * Listens and drains on SIGTERM/SIGINT: readiness turns 503, Fastify stops accepting, in-flight
+ * proxied requests finish (bounded by SHUTDOWN_GRACE_SECONDS), then the process exits.
+ */
+export async function startGateway(gateway: Gateway, config: GatewayConfig): Promise<void> {
+  await gateway.fastify.listen({ port: config.PORT, host: config.HOST });
+  const stop = async (signal: string): Promise<void> => {
+    if (gateway.state.shuttingDown) return;
+    gateway.state.shuttingDown = true;
+    gateway.fastify.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      gateway.fastify.log.error('shutdown grace period elapsed; exiting');
+      process.exit(1);
+    }, config.SHUTDOWN_GRACE_SECONDS * 1000);
+    force.unref();
+    try {
+      await gateway.fastify.close();
+      process.exit(0);
+    } catch (e) {
+      gateway.fastify.log.error({ err: e }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}

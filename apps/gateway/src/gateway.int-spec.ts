@@ -1,0 +1,361 @@
+import { GATEWAY_ROUTES, SERVICES, ServiceName } from '@invoicing/contracts';
+import { PROBLEM_TYPE_BASE } from '@invoicing/service-kit';
+import Fastify, { FastifyInstance } from 'fastify';
+import { createHash } from 'node:crypto';
+import { request } from 'node:http';
+import { AddressInfo, createServer, Server } from 'node:net';
+import type { GatewayConfig } from './config';
+import { createGateway, Gateway } from './gateway-app';
+
+/** What a throwaway upstream saw, echoed as JSON. */
+interface Seen {
+  upstream: string;
+  method: string;
+  url: string;
+  request_id?: string;
+  forwarded_for?: string;
+  content_type?: string;
+  body_bytes: number;
+  body_sha256: string;
+}
+
+const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
+const MiB = 1024 * 1024;
+
+/** A Fastify upstream on an ephemeral port that echoes what it received. */
+async function startUpstream(
+  name: string,
+  bodyLimit = 8 * MiB,
+  { drainRejectedBody = false } = {},
+): Promise<{ app: FastifyInstance; url: string; hits: () => number }> {
+  const app = Fastify({ bodyLimit });
+  let hits = 0;
+  if (drainRejectedBody) {
+    // Fastify closes the connection after refusing a body by its Content-Length; without that, Node
+    // drains the unread body and the caller (here: the gateway, still uploading) reads the 413.
+    app.addHook('onSend', async (request, reply) => {
+      if (reply.statusCode === 413 && request.headers['content-length']) reply.removeHeader('connection');
+    });
+  }
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  // The upstream decides about oversized bodies, in its own format (as the services do).
+  app.setErrorHandler((error: { statusCode?: number }, _request, reply) => {
+    const status = error.statusCode ?? 500;
+    void reply.status(status).type('application/problem+json').send({ status, detail: `${name} refused the body` });
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    hits++;
+    void reply.header('X-Request-Id', request.headers['x-request-id']);
+  });
+  app.get('/api/v1/unavailable', async (_request, reply) => {
+    void reply.status(503).header('Retry-After', '7').type('application/problem+json');
+    return { status: 503, detail: `${name} dependency down` };
+  });
+  app.get('/api/v1/slow', async () => {
+    await new Promise((r) => setTimeout(r, 1500));
+    return { late: true };
+  });
+  app.all('/*', async (request): Promise<Seen> => {
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    return {
+      upstream: name,
+      method: request.method,
+      url: request.url,
+      request_id: request.headers['x-request-id'] as string | undefined,
+      forwarded_for: request.headers['x-forwarded-for'] as string | undefined,
+      content_type: request.headers['content-type'],
+      body_bytes: body.length,
+      body_sha256: createHash('sha256').update(body).digest('hex'),
+    };
+  });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url: address, hits: () => hits };
+}
+
+/** A TCP server that accepts and immediately drops every connection: a crashing upstream. */
+async function startResettingServer(): Promise<{ server: Server; url: string }> {
+  const server = createServer((socket) => socket.destroy());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/** A port nobody listens on: bind an ephemeral one, then release it. */
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return `http://127.0.0.1:${port}`;
+}
+
+function configFor(upstreams: Record<ServiceName, string>, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
+  return {
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: 0,
+    LOG_LEVEL: 'silent',
+    SHUTDOWN_GRACE_SECONDS: 1,
+    UPSTREAM_TIMEOUT_MS: 500,
+    upstreams,
+    ...overrides,
+  };
+}
+
+async function listen(gateway: Gateway): Promise<string> {
+  return gateway.fastify.listen({ port: 0, host: '127.0.0.1' });
+}
+
+function expectProblem(response: Response, body: Record<string, unknown>, status: number): void {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(body).toMatchObject({ status, type: expect.stringContaining(PROBLEM_TYPE_BASE), title: expect.any(String), detail: expect.any(String) });
+  expect(body.request_id).toBe(response.headers.get('x-request-id'));
+}
+
+describe('gateway (in front of throwaway upstreams)', () => {
+  const upstreams = new Map<ServiceName, Awaited<ReturnType<typeof startUpstream>>>();
+  let resetting: Awaited<ReturnType<typeof startResettingServer>>;
+  let gateway: Gateway;
+  let base: string;
+
+  /** Every service pointing at its throwaway upstream; single tests override one entry. */
+  const mainUpstreams = (): Record<ServiceName, string> =>
+    Object.fromEntries(SERVICE_NAMES.map((name) => [name, upstreams.get(name)?.url ?? 'http://127.0.0.1:1'])) as Record<ServiceName, string>;
+
+  beforeAll(async () => {
+    for (const name of SERVICE_NAMES) upstreams.set(name, await startUpstream(name));
+    resetting = await startResettingServer();
+    gateway = await createGateway(configFor(mainUpstreams()));
+    base = await listen(gateway);
+  });
+
+  afterAll(async () => {
+    await gateway?.fastify.close();
+    for (const { app } of upstreams.values()) await app.close();
+    await new Promise((r) => resetting?.server.close(r));
+  });
+
+  async function get(path: string, init?: RequestInit): Promise<{ response: Response; body: Record<string, unknown> }> {
+    const response = await fetch(`${base}${path}`, init);
+    const text = await response.text();
+    return { response, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  }
+
+  it('routes every prefix of the platform table to its service, path unchanged', async () => {
+    for (const route of GATEWAY_ROUTES) {
+      for (const path of [route.prefix, `${route.prefix}/`, `${route.prefix}/obj_123/sub`]) {
+        const { response, body } = await get(path);
+        expect({ path, status: response.status }).toEqual({ path, status: 200 });
+        expect(body).toMatchObject({ upstream: route.service, url: path, method: 'GET' });
+      }
+    }
+  });
+
+  it('matches on a segment boundary only: /api/v1/invoicesX is a 404 problem', async () => {
+    for (const path of ['/api/v1/invoicesX', '/api/v1/invoices.json', '/settingsX', '/api/v1', '/', '/api/v2/invoices']) {
+      const { response, body } = await get(path);
+      expectProblem(response, body, 404);
+    }
+  });
+
+  it('passes the query string through byte for byte', async () => {
+    const query = '?limit=10&starting_after=inv_01J&flag&x=a%20b+c&x=%E2%82%AC&empty=';
+    const { body } = await get(`/api/v1/invoices${query}`);
+    expect(body.url).toBe(`/api/v1/invoices${query}`);
+  });
+
+  it('passes JSON bodies, methods and content types unchanged', async () => {
+    const payload = JSON.stringify({ client_id: 'cli_1', line_items: [{ description: 'Ünïcode €', quantity: '1.5' }] });
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      const { response, body } = await get('/api/v1/invoices', { method, headers: { 'content-type': 'application/json; charset=utf-8' }, body: payload });
+      expect(response.status).toBe(200);
+      expect(body).toMatchObject({
+        method,
+        content_type: 'application/json; charset=utf-8',
+        body_bytes: Buffer.byteLength(payload),
+        body_sha256: createHash('sha256').update(payload).digest('hex'),
+      });
+    }
+    const form = 'grant_type=client_credentials&client_id=ak_live_x';
+    const { body } = await get('/api/v1/auth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    expect(body).toMatchObject({ upstream: 'auth-service', content_type: 'application/x-www-form-urlencoded', body_bytes: form.length });
+  });
+
+  it('forwards a 2 MiB body untouched: the gateway itself enforces no limit', async () => {
+    const big = Buffer.alloc(2 * MiB, 'a');
+    big.write('{"start":true}', 0);
+    const { response, body } = await get('/api/v1/invoices', { method: 'POST', headers: { 'content-type': 'application/json' }, body: big });
+    expect(response.status).toBe(200);
+    expect(body).toMatchObject({ body_bytes: big.length, body_sha256: createHash('sha256').update(big).digest('hex') });
+  });
+
+  it("relays the upstream's own 413 for an oversized body, in the upstream's words", async () => {
+    const limited = await startUpstream('limited', MiB, { drainRejectedBody: true });
+    const second = await createGateway(configFor({ ...mainUpstreams(), 'invoice-service': limited.url }), [{ prefix: '/api/v1/invoices', service: 'invoice-service' }]);
+    const url = await listen(second);
+    try {
+      for (let i = 0; i < 5; i++) {
+        const response = await fetch(`${url}/api/v1/invoices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * MiB, 'a') });
+        expect(response.status).toBe(413);
+        expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(await response.json()).toEqual({ status: 413, detail: 'limited refused the body' });
+      }
+    } finally {
+      await second.fastify.close();
+      await limited.app.close();
+    }
+  });
+
+  it('settles (413 or a 502 problem, never a hang) when the upstream closes the connection mid-upload', async () => {
+    const closing = await startUpstream('closing', MiB);
+    const second = await createGateway(configFor({ ...mainUpstreams(), 'invoice-service': closing.url }), [{ prefix: '/api/v1/invoices', service: 'invoice-service' }]);
+    const url = await listen(second);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const outcome = await fetch(`${url}/api/v1/invoices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * MiB, 'a'), signal: AbortSignal.timeout(5000) }).then(
+          async (r) => ({ status: r.status, type: r.headers.get('content-type') }),
+          (e: Error) => ({ status: 0, type: (e.cause as { code?: string } | undefined)?.code ?? e.name }),
+        );
+        // A connection error while the caller still uploads is acceptable; a timeout is not.
+        expect(outcome.type).not.toBe('TimeoutError');
+        if (outcome.status !== 0) {
+          expect([413, 502]).toContain(outcome.status);
+          expect(outcome.type).toMatch(/^application\/problem\+json/);
+        }
+      }
+    } finally {
+      await second.fastify.close();
+      await closing.app.close();
+    }
+  });
+
+  it('accepts Expect: 100-continue (curl sends it for large bodies) and forwards the body', async () => {
+    const payload = Buffer.alloc(64 * 1024, 'b');
+    const { status, body } = await new Promise<{ status: number; body: Seen }>((resolve, reject) => {
+      const req = request(`${base}/api/v1/invoices`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': payload.length, expect: '100-continue' },
+      });
+      req.on('continue', () => req.end(payload));
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Seen }));
+      });
+      req.on('error', reject);
+    });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ body_bytes: payload.length, body_sha256: createHash('sha256').update(payload).digest('hex') });
+  });
+
+  it('forwards the caller X-Request-Id upstream and echoes it', async () => {
+    const { response, body } = await get('/api/v1/invoices', { headers: { 'X-Request-Id': 'req-from-caller.1' } });
+    expect(body.request_id).toBe('req-from-caller.1');
+    expect(response.headers.get('x-request-id')).toBe('req-from-caller.1');
+  });
+
+  it('generates an X-Request-Id when absent (or unacceptable) and sends the same one both ways', async () => {
+    for (const init of [undefined, { headers: { 'X-Request-Id': 'x'.repeat(300) } }]) {
+      const { response, body } = await get('/api/v1/clients', init);
+      const id = response.headers.get('x-request-id');
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(body.request_id).toBe(id);
+    }
+  });
+
+  it('sets X-Forwarded-For to the real peer, ignoring a forged one', async () => {
+    const { body } = await get('/api/v1/auth/token', { headers: { 'X-Forwarded-For': '203.0.113.9' } });
+    expect(body.forwarded_for).toBe('127.0.0.1');
+  });
+
+  it("relays an upstream's 503 as it is, without retrying it", async () => {
+    const flaky = await startUpstream('flaky');
+    const second = await createGateway(configFor({ ...mainUpstreams(), 'auth-service': flaky.url }), [{ prefix: '/api/v1/unavailable', service: 'auth-service' }]);
+    const url = await listen(second);
+    try {
+      const response = await fetch(`${url}/api/v1/unavailable`);
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('7');
+      expect(await response.json()).toEqual({ status: 503, detail: 'flaky dependency down' });
+      expect(flaky.hits()).toBe(1);
+    } finally {
+      await second.fastify.close();
+      await flaky.app.close();
+    }
+  });
+
+  it('lets the longest prefix win', async () => {
+    const outer = await startUpstream('outer');
+    const inner = await startUpstream('inner');
+    const second = await createGateway(configFor({ ...mainUpstreams(), 'invoice-service': outer.url, 'auth-service': inner.url }), [
+      { prefix: '/api/v1/invoices', service: 'invoice-service' },
+      { prefix: '/api/v1/invoices/exports', service: 'auth-service' },
+    ]);
+    const url = await listen(second);
+    try {
+      const upstreamOf = async (path: string) => ((await (await fetch(`${url}${path}`)).json()) as Seen).upstream;
+      expect(await upstreamOf('/api/v1/invoices/exports')).toBe('inner');
+      expect(await upstreamOf('/api/v1/invoices/exports/7')).toBe('inner');
+      expect(await upstreamOf('/api/v1/invoices/exportsX')).toBe('outer');
+      expect(await upstreamOf('/api/v1/invoices/inv_1')).toBe('outer');
+    } finally {
+      await second.fastify.close();
+      await outer.app.close();
+      await inner.app.close();
+    }
+  });
+
+  it('answers 503 problem+json when the upstream is unreachable, 502 when it drops the connection', async () => {
+    const second = await createGateway(configFor({ ...mainUpstreams(), 'payment-service': await closedPortUrl(), 'product-service': resetting.url }), [
+      { prefix: '/api/v1/payments', service: 'payment-service' },
+      { prefix: '/api/v1/products', service: 'product-service' },
+    ]);
+    const url = await listen(second);
+    try {
+      const down = await fetch(`${url}/api/v1/payments`, { headers: { 'X-Request-Id': 'down-1' } });
+      const downBody = (await down.json()) as Record<string, unknown>;
+      expectProblem(down, downBody, 503);
+      expect(downBody.request_id).toBe('down-1');
+      expect(down.headers.get('retry-after')).toBe('1');
+
+      const reset = await fetch(`${url}/api/v1/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const resetBody = (await reset.json()) as Record<string, unknown>;
+      expectProblem(reset, resetBody, 502);
+      expect(resetBody.title).toBe('Bad gateway');
+    } finally {
+      await second.fastify.close();
+    }
+  });
+
+  it('answers 504 problem+json when the upstream is slower than UPSTREAM_TIMEOUT_MS', async () => {
+    const slow = await startUpstream('slow');
+    const second = await createGateway(configFor({ ...mainUpstreams(), 'expense-service': slow.url }, { UPSTREAM_TIMEOUT_MS: 300 }), [
+      { prefix: '/api/v1/slow', service: 'expense-service' },
+    ]);
+    const url = await listen(second);
+    try {
+      const started = Date.now();
+      const r = await fetch(`${url}/api/v1/slow`);
+      expectProblem(r, (await r.json()) as Record<string, unknown>, 504);
+      expect(Date.now() - started).toBeLessThan(1400);
+    } finally {
+      await second.fastify.close();
+      await slow.app.close();
+    }
+  });
+
+  it('serves its own health and metrics endpoints', async () => {
+    expect((await get('/health/live')).response.status).toBe(200);
+    const ready = await get('/health/ready');
+    expect(ready.response.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: 'ready' });
+    const metrics = await fetch(`${base}/metrics`);
+    const text = await metrics.text();
+    expect(text).toContain('http_request_duration_seconds');
+    expect(text).toContain('service="gateway"');
+    expect(text).toMatch(/route="\/api\/v1\/invoices\/\*"/);
+  });
+});
+
