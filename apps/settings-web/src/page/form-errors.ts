@@ -1,5 +1,5 @@
 import { toggleIdRef } from './dom.js';
-import { FieldError, fieldNameOf } from './problem-details.js';
+import { FieldError, fieldNameOf, fieldSentence } from './problem-details.js';
 
 /**
  * Error display shared by every form. A form holds one `.form-error` box (`role="alert"`) for the
@@ -48,10 +48,10 @@ export function showFieldErrors(form: HTMLFormElement, errors: readonly Pick<Fie
     const name = fieldNameOf(error.field);
     const container = name ? form.querySelector<HTMLElement>(`[data-field="${CSS.escape(name)}"]`) : null;
     if (!container) {
-      unmatched.push(error.message);
+      unmatched.push(fieldSentence(name || 'The request', error.message));
       continue;
     }
-    messages.set(container, [...(messages.get(container) ?? []), error.message]);
+    messages.set(container, [...(messages.get(container) ?? []), fieldSentence(labelOf(container), error.message)]);
   }
   let first: HTMLElement | null = null;
   for (const [container, list] of messages) {
@@ -60,6 +60,12 @@ export function showFieldErrors(form: HTMLFormElement, errors: readonly Pick<Fie
   }
   if (first) focusField(first);
   return unmatched;
+}
+
+/** The visible name of a field: its label, or the legend of a checkbox group. */
+function labelOf(container: HTMLElement): string {
+  const label = container.querySelector(':scope > label, :scope > legend');
+  return label?.textContent?.trim() || container.dataset.field || 'This field';
 }
 
 function focusField(container: HTMLElement): void {

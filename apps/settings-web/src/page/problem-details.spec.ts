@@ -1,4 +1,4 @@
-import { fieldNameOf, parseRetryAfter, problemMessage, toProblem } from './problem-details';
+import { fieldNameOf, fieldSentence, parseRetryAfter, problemMessage, toProblem } from './problem-details';
 
 describe('toProblem', () => {
   it('keeps the detail, request id and field errors of a problem+json body', () => {
@@ -63,5 +63,26 @@ describe('problemMessage', () => {
   it('adds the request id to server faults only', () => {
     expect(problemMessage(toProblem(503, { detail: 'Down.', request_id: 'req-9' }))).toBe('Down. (Reference: req-9)');
     expect(problemMessage(toProblem(401, { detail: 'Wrong email or password.', request_id: 'req-9' }))).toBe('Wrong email or password.');
+  });
+});
+
+describe('fieldSentence', () => {
+  it('completes the server fragments with the field label', () => {
+    expect(fieldSentence('Email', 'must be an email address')).toBe('Email must be an email address.');
+    expect(fieldSentence('Email', 'is already registered')).toBe('Email is already registered.');
+    expect(fieldSentence('Password', 'must NOT have fewer than 12 characters')).toBe('Password must NOT have fewer than 12 characters.');
+  });
+
+  it('leaves whole sentences whole and capitalises imperative fragments', () => {
+    expect(fieldSentence('Scopes', 'choose at least one scope')).toBe('Choose at least one scope.');
+    expect(fieldSentence('Scopes', 'unknown scopes: read:cats')).toBe('Unknown scopes: read:cats.');
+    expect(fieldSentence('Name', 'Enter a name for the key.')).toBe('Enter a name for the key.');
+    expect(fieldSentence('Name', '')).toBe('Name is not valid.');
+  });
+
+  it('does not repeat a wait the server already stated', () => {
+    expect(problemMessage(toProblem(429, { detail: 'Too many failed log-ins; retry in 30 seconds.' }), 30)).toBe(
+      'Too many failed log-ins; retry in 30 seconds.',
+    );
   });
 });

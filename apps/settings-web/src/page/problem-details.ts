@@ -80,12 +80,27 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
 }
 
 /**
+ * Server field messages are fragments meant to follow the field's name ("is required", "must be an
+ * email address"); the page's own are whole sentences. Either way a person reads one sentence:
+ * "Email must be an email address."
+ */
+export function fieldSentence(label: string, message: string): string {
+  const text = message.trim();
+  if (!text) return `${label} is not valid.`;
+  const sentence = /^(is|are|must|has|have|should|cannot|can't|contains|does|was|needs)\b/.test(text)
+    ? `${label} ${text}`
+    : text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(sentence) ? sentence : `${sentence}.`;
+}
+
+/**
  * The sentence shown above a form. Adds the wait on 429 and, for server faults, the request id a
  * person can quote to support.
  */
 export function problemMessage(problem: Problem, retryAfterSeconds: number | null = null): string {
   let message = problem.detail;
-  if (problem.status === 429 && retryAfterSeconds !== null) {
+  // The wait is added unless the server's own sentence already states it.
+  if (problem.status === 429 && retryAfterSeconds !== null && !message.includes(String(retryAfterSeconds))) {
     message += ` Try again in ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'}.`;
   }
   if (problem.status >= 500 && problem.request_id) message += ` (Reference: ${problem.request_id})`;
