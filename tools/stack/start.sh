@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Starts the whole platform locally with no configuration: dependencies, infrastructure (Postgres,
+# Redis, Kafka), a build of every app, every service's migrations, every built service and the
+# gateway in the background, then waits until each one is ready and prints the base URL.
+#
+# Idempotent: run it again after a change and it rebuilds and restarts what it started before.
+# Services of the platform table (libs/contracts/src/platform.ts) that are not built yet are
+# skipped with a note. Logs: .infra/stack/logs/<name>.log, pids: .infra/stack/<name>.pid.
+# Stop with tools/stack/stop.sh.
+#
+# Optional: STACK_PORT_OFFSET=N moves every port by N (the gateway to 8080+N), for a machine where
+# another copy of the platform already holds the default ports.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+STACK_DIR="${INVOICING_STATE_DIR:-$ROOT/.infra}/stack"
+LOG_DIR="$STACK_DIR/logs"
+READY_TIMEOUT="${STACK_READY_TIMEOUT:-120}"
+OFFSET="${STACK_PORT_OFFSET:-0}"
+[[ "$OFFSET" =~ ^[0-9]+$ ]] || { echo "stack: STACK_PORT_OFFSET must be a number" >&2; exit 2; }
+export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+
+say() { printf 'stack: %s\n' "$*"; }
+die() { printf 'stack: error: %s\n' "$*" >&2; exit 1; }
+
+bash tools/setup.sh
+bash tools/infra/up.sh
+
+say "building every app (npx nx run-many -t build)"
+mkdir -p "$ROOT/tmp"
+npx nx run-many -t build --outputStyle=static >"$ROOT/tmp/stack-build.log" 2>&1 || {
+  tail -n 40 "$ROOT/tmp/stack-build.log" >&2
+  die "build failed (full log: tmp/stack-build.log)"
+}
+
+mkdir -p "$LOG_DIR"
+# shellcheck source=tools/stack/lib.sh
+source tools/stack/lib.sh
+
+mapfile -t TABLE < <(npx --no-install tsx tools/stack/services.ts)
+[ "${#TABLE[@]}" -gt 1 ] || die "could not read the service table from libs/contracts/src/platform.ts"
+
+# Every upstream URL for the gateway, from the same table (AUTH_SERVICE_URL=http://127.0.0.1:3001 ...).
+gateway_env=()
+for row in "${TABLE[@]}"; do
+  read -r name port kind <<<"$row"
+  [ "$kind" = gateway ] && continue
+  var="$(tr 'a-z-' 'A-Z_' <<<"$name")_URL"
+  gateway_env+=("$var=http://127.0.0.1:$((port + OFFSET))")
+done
+
+# Services first (the gateway answers 503 for an upstream that is not up yet), gateway last.
+started=()
+base_url=""
+for row in "${TABLE[@]}"; do
+  read -r name port kind <<<"$row"
+  port=$((port + OFFSET))
+  main="$(stack_main "$name")"
+  if [ ! -f "$main" ]; then
+    say "skipping $name: $main does not exist (apps/$name is not in this checkout yet)"
+    continue
+  fi
+  stack_stop "$name" || true
+  stack_port_free "$port" || die "port $port (for $name) is taken by a process this script did not start; stop it first"
+  if [ "$kind" = auth ] || [ "$kind" = resource ]; then
+    say "migrating $name"
+    node "$main" migrate >>"$LOG_DIR/$name.log" 2>&1 || { tail -n 20 "$LOG_DIR/$name.log" >&2; die "$name migrate failed"; }
+  fi
+  say "starting $name on port $port"
+  if [ "$kind" = gateway ]; then
+    base_url="http://localhost:$port"
+    stack_start "$name" "$main" "PORT=$port" "${gateway_env[@]}"
+  else
+    stack_start "$name" "$main" "PORT=$port"
+  fi
+  started+=("$name:$port")
+done
+
+for entry in "${started[@]}"; do
+  stack_wait_ready "${entry%%:*}" "${entry##*:}" "$READY_TIMEOUT"
+done
+
+[ -n "$base_url" ] || die "the gateway was not built (dist/apps/gateway missing)"
+auth_main="$(stack_main auth-service)"
+cat <<MSG
+
+  The platform is up. Base URL: $base_url
+
+  Create a first API key (its Secret Key is shown once):
+    node $auth_main create-key --organization-name Acme --name ERP --scopes read:invoices,write:invoices
+
+  Exchange it for an access token:
+    curl -s $base_url/api/v1/auth/token -H 'content-type: application/json' \\
+      -d '{"grant_type":"client_credentials","client_id":"<API_KEY>","client_secret":"<SECRET_KEY>"}'
+
+  Then: curl -s $base_url/api/v1/invoices -H 'authorization: Bearer <ACCESS_TOKEN>'
+MSG
+if [ -f "$(stack_main settings-web)" ]; then
+  echo "  Settings page (sign up, create keys): $base_url/settings"
+fi
+cat <<MSG
+
+  Logs: ${LOG_DIR#"$ROOT"/}/   Stop: bash tools/stack/stop.sh   (add --all to stop Postgres/Redis/Kafka too)
+MSG
