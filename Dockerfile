@@ -1,0 +1,48 @@
+# syntax=docker/dockerfile:1
+#
+# One image per app of the monorepo, chosen with the APP build argument:
+#
+#   docker build --build-arg APP=invoice-service --build-arg PORT=3002 -t invoicing/invoice-service .
+#   docker run --rm invoicing/invoice-service env-spec        # the variables it reads
+#   docker run --rm invoicing/invoice-service migrate         # the migration Job's command
+#
+# APP is a project under apps/ (auth-service, invoice-service, ..., settings-web, gateway); PORT is
+# its port in libs/contracts/src/platform.ts (8080 for the gateway), used by EXPOSE and HEALTHCHECK.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---- build: every dependency, then the app's own Nx build target (tsc + tsc-alias) ----------------
+FROM ${NODE_IMAGE} AS build
+ARG APP
+WORKDIR /repo
+ENV NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false CI=true
+# The lock file alone first: this layer is reused until dependencies change.
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+COPY . .
+RUN test -n "${APP}" && test -f "apps/${APP}/project.json" \
+    || { echo "build argument APP must name a project under apps/ (got '${APP}')" >&2; exit 1; }
+# Only the app itself: its build compiles the libraries it imports from source (tsconfig paths).
+RUN npx nx run "${APP}:build" --excludeTaskDependencies --skipNxCache --outputStyle=static
+
+# ---- runtime: production dependencies and the compiled app, nothing else ----------------------------
+FROM ${NODE_IMAGE} AS runtime
+ARG APP
+ARG PORT
+# Safe defaults: production refuses the development key ring and placeholder secrets; listen on all
+# interfaces of the container. docker-compose sets NODE_ENV=development for its obvious dev secrets.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=${PORT}
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error && npm cache clean --force
+COPY --from=build /repo/dist/apps/${APP} ./dist/apps/${APP}
+# ENTRYPOINT's exec form expands no variables, so a fixed name points at this app's entry point.
+# Node resolves the link, so the compiled relative imports work from the real location.
+RUN ln -s "apps/${APP}/apps/${APP}/src/main.js" dist/main.js && test -f dist/main.js
+# The node image's unprivileged user, by number so that Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+EXPOSE ${PORT}
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.PORT+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["node", "dist/main.js"]
+CMD ["serve"]
