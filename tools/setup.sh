@@ -19,3 +19,14 @@ if [ ! -x /usr/bin/chromium ]; then
     sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
   fi
 fi
+
+# deploy/tests render the Kubernetes overlays with `kubectl kustomize` (offline, no cluster). Debian's
+# kubernetes-client (kubectl 1.20, kustomize v2) is enough: the kustomizations are written for v2 and v5.
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "setup: installing kubectl (apt-get kubernetes-client) for the deploy tests"
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubernetes-client
+  else
+    sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubernetes-client
+  fi
+fi

@@ -1,0 +1,147 @@
+-- Database / schema / role bootstrap for the invoicing services.
+--
+-- Idempotent: safe to run any number of times (local dev, CI, and later a
+-- Kubernetes Job). Must be run by a superuser (or a role with CREATEROLE +
+-- CREATEDB that can also grant on the database) connected to any database of
+-- the cluster, e.g.
+--
+--   psql -h 127.0.0.1 -U postgres -d postgres -X -v ON_ERROR_STOP=1 \
+--        -v dbname=invoicing -v dev_passwords=true -f tools/infra/postgres/bootstrap.sql
+--
+-- psql variables:
+--   dbname         database to create/use                   (default: invoicing)
+--   dev_passwords  true  -> (re)set every role's password to '<role>_dev'
+--                  false -> leave passwords alone (a Kubernetes Job sets them
+--                           from Secrets with ALTER ROLE ... PASSWORD)   (default: true)
+--
+-- Layout, one schema per service, two roles per service:
+--   service  schema    owner role (migrations)  runtime role (DML only)
+--   auth     auth      auth_owner               auth_app
+--   invoice  invoices  invoice_owner            invoice_app
+--   client   clients   client_owner             client_app
+--   payment  payments  payment_owner            payment_app
+--   product  products  product_owner            product_app
+--   expense  expenses  expense_owner            expense_app
+--
+-- <svc>_owner owns its schema (creates tables, runs migrations).
+-- <svc>_app has USAGE on its own schema and, through default privileges of
+-- <svc>_owner, SELECT/INSERT/UPDATE/DELETE on its tables and USAGE/SELECT on
+-- its sequences. No role gets any privilege on another service's schema, and
+-- nobody but superusers can create objects in schema public.
+
+\if :{?dbname}
+\else
+  \set dbname invoicing
+\endif
+\if :{?dev_passwords}
+\else
+  \set dev_passwords true
+\endif
+
+SET client_min_messages = warning;
+
+-- Make the psql variables visible inside DO blocks (psql does not interpolate
+-- inside dollar-quoted bodies).
+SELECT set_config('invoicing_bootstrap.dbname', :'dbname', false),
+       set_config('invoicing_bootstrap.dev_passwords', :'dev_passwords', false) \gset ignored_
+
+------------------------------------------------------------------------------
+-- 1. Roles (cluster-wide)
+------------------------------------------------------------------------------
+DO $roles$
+DECLARE
+  svc text;
+  r   text;
+  set_pw boolean := current_setting('invoicing_bootstrap.dev_passwords')::boolean;
+BEGIN
+  FOREACH svc IN ARRAY ARRAY['auth', 'invoice', 'client', 'payment', 'product', 'expense'] LOOP
+    FOREACH r IN ARRAY ARRAY[svc || '_owner', svc || '_app'] LOOP
+      IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
+        EXECUTE format('CREATE ROLE %I', r);
+      END IF;
+      EXECUTE format('ALTER ROLE %I WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT', r);
+      IF set_pw THEN
+        EXECUTE format('ALTER ROLE %I WITH PASSWORD %L', r, r || '_dev');
+      END IF;
+    END LOOP;
+  END LOOP;
+END
+$roles$;
+
+------------------------------------------------------------------------------
+-- 2. Database (CREATE DATABASE cannot run inside a DO block / transaction)
+------------------------------------------------------------------------------
+SELECT format('CREATE DATABASE %I', :'dbname')
+WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = :'dbname') \gexec
+
+\connect :"dbname"
+
+-- The settings are per session: set them again after \connect.
+SET client_min_messages = warning;
+SELECT set_config('invoicing_bootstrap.dbname', :'dbname', false) \gset ignored_
+
+------------------------------------------------------------------------------
+-- 3. Database-level privileges
+------------------------------------------------------------------------------
+-- Nobody connects unless granted; nobody creates objects in public.
+SELECT format('REVOKE CONNECT ON DATABASE %I FROM PUBLIC', :'dbname') \gexec
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+
+------------------------------------------------------------------------------
+-- 4. Schemas, ownership, grants
+------------------------------------------------------------------------------
+DO $schemas$
+DECLARE
+  db      text := current_setting('invoicing_bootstrap.dbname');
+  pair    text[];
+  svc     text;
+  sch     text;
+  owner_r text;
+  app_r   text;
+  other   text;
+BEGIN
+  FOREACH pair SLICE 1 IN ARRAY ARRAY[
+      ARRAY['auth',    'auth'],
+      ARRAY['invoice', 'invoices'],
+      ARRAY['client',  'clients'],
+      ARRAY['payment', 'payments'],
+      ARRAY['product', 'products'],
+      ARRAY['expense', 'expenses']] LOOP
+    svc := pair[1];
+    sch := pair[2];
+    owner_r := svc || '_owner';
+    app_r := svc || '_app';
+
+    -- Connect to this database only.
+    EXECUTE format('GRANT CONNECT ON DATABASE %I TO %I, %I', db, owner_r, app_r);
+
+    -- Schema owned by the service's owner role.
+    EXECUTE format('CREATE SCHEMA IF NOT EXISTS %I AUTHORIZATION %I', sch, owner_r);
+    EXECUTE format('ALTER SCHEMA %I OWNER TO %I', sch, owner_r);
+    EXECUTE format('REVOKE ALL ON SCHEMA %I FROM PUBLIC', sch);
+
+    -- Runtime role: may resolve names in its schema, nothing else (no CREATE).
+    EXECUTE format('REVOKE ALL ON SCHEMA %I FROM %I', sch, app_r);
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', sch, app_r);
+
+    -- DML on every table / sequence the owner creates from now on ...
+    EXECUTE format('ALTER DEFAULT PRIVILEGES FOR ROLE %I IN SCHEMA %I GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO %I', owner_r, sch, app_r);
+    EXECUTE format('ALTER DEFAULT PRIVILEGES FOR ROLE %I IN SCHEMA %I GRANT USAGE, SELECT ON SEQUENCES TO %I', owner_r, sch, app_r);
+    -- ... and on those that already exist (re-running after migrations).
+    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO %I', sch, app_r);
+    EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA %I TO %I', sch, app_r);
+
+    -- Unqualified names resolve to the service's own schema.
+    EXECUTE format('ALTER ROLE %I IN DATABASE %I SET search_path = %I', owner_r, db, sch);
+    EXECUTE format('ALTER ROLE %I IN DATABASE %I SET search_path = %I', app_r, db, sch);
+
+    -- Belt and braces: no privilege on any other service schema (e.g. left
+    -- over from a manual grant).
+    FOR other IN SELECT unnest(ARRAY['auth', 'invoices', 'clients', 'payments', 'products', 'expenses']) LOOP
+      IF other <> sch AND EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = other) THEN
+        EXECUTE format('REVOKE ALL ON SCHEMA %I FROM %I, %I', other, owner_r, app_r);
+      END IF;
+    END LOOP;
+  END LOOP;
+END
+$schemas$;
