@@ -11,6 +11,8 @@ const run = promisify(execFile);
 const MAINS = {
   'auth-service': join(ROOT, 'dist/apps/auth-service/apps/auth-service/src/main.js'),
   'invoice-service': join(ROOT, 'dist/apps/invoice-service/apps/invoice-service/src/main.js'),
+  'settings-web': join(ROOT, 'dist/apps/settings-web/apps/settings-web/src/main.js'),
+  gateway: join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js'),
 } as const;
 export type ServiceName = keyof typeof MAINS;
 

@@ -23,9 +23,14 @@ export function setFormError(form: HTMLFormElement, message: string, ...extra: (
   formErrorBox(form).replaceChildren(message, ...extra);
 }
 
+/** The element that carries the field's ARIA state: the container itself when it is a fieldset. */
+function invalidTargetOf(container: HTMLElement): HTMLElement | null {
+  return container.matches('[data-invalid-target]') ? container : container.querySelector<HTMLElement>('[data-invalid-target]');
+}
+
 function setFieldError(container: HTMLElement, message: string | null): void {
   const paragraph = container.querySelector<HTMLElement>('.field-error');
-  const target = container.querySelector<HTMLElement>('[data-invalid-target]');
+  const target = invalidTargetOf(container);
   if (!paragraph || !target) return;
   paragraph.textContent = message ?? '';
   container.classList.toggle('field--invalid', message !== null);
@@ -69,7 +74,7 @@ function labelOf(container: HTMLElement): string {
 }
 
 function focusField(container: HTMLElement): void {
-  const target = container.querySelector<HTMLElement>('[data-invalid-target]');
+  const target = invalidTargetOf(container);
   const focusable = target instanceof HTMLFieldSetElement ? target.querySelector<HTMLElement>('input') : target;
   focusable?.focus();
 }

@@ -1,0 +1,433 @@
+/// <reference lib="dom" />
+import { SERVICES, ServiceName as PlatformService } from '@invoicing/contracts';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BrowserContext, chromium, Locator, Page } from 'playwright-core';
+import { http, TokenPair } from './support/api';
+import { kafka, ROOT, runCommand, ServiceProcess, sleep, startService } from './support/processes';
+
+/**
+ * The settings page in a real browser (Debian's Chromium through playwright-core), against the real
+ * auth and invoice services, with the gateway in front as in every deployment: one origin serves
+ * /settings (settings-web) and /api/v1/... (the services).
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+const SCREENSHOTS = join(ROOT, 'artifacts', 'screenshots');
+
+/** 4111-4119 belong to this spec (the token-lifecycle spec uses 4101-4103). */
+const PORTS: Record<PlatformService, number> & { gateway: number } = {
+  gateway: 4111,
+  'auth-service': 4112,
+  'invoice-service': 4113,
+  'settings-web': 4114,
+  // Not started here: the gateway answers 502 for them, which this spec never asks for.
+  'client-service': 4115,
+  'payment-service': 4116,
+  'product-service': 4117,
+  'expense-service': 4118,
+};
+const BASE = `http://127.0.0.1:${PORTS.gateway}`;
+
+/** `auth-service` → `AUTH_SERVICE_URL`, the gateway's variable for that upstream. */
+function upstreamEnv(): Record<string, string> {
+  return Object.fromEntries(
+    (Object.keys(SERVICES) as PlatformService[]).map((name) => [`${name.replace(/-/g, '_').toUpperCase()}_URL`, `http://127.0.0.1:${PORTS[name]}`]),
+  );
+}
+
+const started: ServiceProcess[] = [];
+let context: BrowserContext;
+let page: Page;
+let userDataDir: string;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await kafka('start');
+  await runCommand('auth-service', ['migrate']);
+  await runCommand('invoice-service', ['migrate']);
+  started.push(
+    startService('auth-service', PORTS['auth-service'], 'settings-e2e-auth-service'),
+    startService('invoice-service', PORTS['invoice-service'], 'settings-e2e-invoice-service'),
+    startService('settings-web', PORTS['settings-web'], 'settings-e2e-settings-web'),
+    startService('gateway', PORTS.gateway, 'settings-e2e-gateway', upstreamEnv()),
+  );
+  await Promise.all(started.map((s) => s.waitReady()));
+
+  // A fresh profile every run: no cookies, storage or permissions carried over from anything else.
+  userDataDir = mkdtempSync(join(tmpdir(), 'settings-e2e-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 900 },
+  });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: BASE });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => {
+    // A CSP or Trusted Types violation means the page does something its own policy forbids.
+    if (/Content Security Policy|TrustedHTML|Trusted Type/i.test(message.text())) pageErrors.push(message.text());
+  });
+}, 180000);
+
+afterAll(async () => {
+  await context?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await Promise.all(started.map((s) => s.stop()));
+});
+
+afterEach(() => {
+  expect(pageErrors).toEqual([]);
+});
+
+const heading = (name: string): Locator => page.getByRole('heading', { name, exact: true });
+const focusedId = (): Promise<string> => page.evaluate(() => document.activeElement?.id ?? '');
+
+async function waitForFocus(id: string): Promise<void> {
+  await page.waitForFunction((expected) => document.activeElement?.id === expected, id, { timeout: 10000 });
+}
+
+/**
+ * Presses Tab until `isFocused` (evaluated in the page) holds; fails after `max` presses. The check is
+ * a function handed to Playwright, never a string: the page's CSP forbids eval.
+ */
+async function tabTo(description: string, isFocused: () => boolean, max = 30): Promise<void> {
+  for (let i = 0; i < max; i += 1) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate(isFocused)) return;
+  }
+  throw new Error(`${description} was not reached with ${max} presses of Tab`);
+}
+
+/** The page must never scroll sideways (phone width included). */
+async function expectNoHorizontalScroll(): Promise<void> {
+  const { scrollWidth, clientWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    clientWidth: document.documentElement.clientWidth,
+  }));
+  expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
+}
+
+async function exchange(clientId: string, clientSecret: string) {
+  return http('POST', `${BASE}/api/v1/auth/token`, {
+    body: { client_id: clientId, client_secret: clientSecret, grant_type: 'client_credentials' },
+  });
+}
+
+const listInvoices = (token: string) => http('GET', `${BASE}/api/v1/invoices`, { token });
+
+const keyCard = (name: string): Locator => page.locator('.key-card').filter({ has: page.getByRole('heading', { name, exact: true }) });
+
+const password = 'a long enough passphrase';
+let accountCounter = 0;
+/** The account the browser is signed in with (set by signUp). */
+let signedInEmail: string | null = null;
+
+/** Signs up a new organization through the page, starting from wherever the browser is. */
+async function signUp(organization: string): Promise<string> {
+  const email = `settings-e2e-${Date.now()}-${(accountCounter += 1)}@example.com`;
+  await page.goto(`${BASE}/settings/signup`);
+  await heading('Create your account').waitFor();
+  const signup = page.locator('#view-signup');
+  await signup.getByRole('textbox', { name: 'Organization name' }).fill(organization);
+  await signup.getByRole('textbox', { name: 'Email' }).fill(email);
+  await signup.getByLabel('Password', { exact: true }).fill(password);
+  await signup.getByRole('button', { name: 'Sign up' }).click();
+  await heading('Account').waitFor();
+  signedInEmail = email;
+  return email;
+}
+
+/** Each test can run alone: it signs up when the browser has no session yet. */
+async function ensureSignedIn(): Promise<string> {
+  await page.goto(`${BASE}/settings`);
+  const landed = page.getByRole('heading', { level: 1 }).filter({ hasText: /^(Account|Log in)$/ });
+  await landed.waitFor();
+  if (signedInEmail && (await landed.innerText()) === 'Account') return signedInEmail;
+  return signUp('Browser Test Ltd');
+}
+
+async function createKeyInPage(name: string, scopes: string[]): Promise<void> {
+  await page.goto(`${BASE}/settings/api/keys/new`);
+  await heading('Create key').waitFor();
+  await page.getByRole('textbox', { name: 'Name', exact: true }).fill(name);
+  for (const scope of scopes) await page.getByRole('checkbox', { name: scope, exact: true }).check();
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await heading('Key created').waitFor();
+}
+
+describe('the settings page, in a browser, through the gateway', () => {
+  it('signs up, creates a key, shows its secret once, and revokes it so that the key and its tokens stop working', async () => {
+    // A first visit without a session lands on the log-in form, which links to sign-up.
+    await page.goto(`${BASE}/settings`);
+    await heading('Log in').waitFor();
+    expect(page.url()).toBe(`${BASE}/settings/login`);
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await heading('Create your account').waitFor();
+    const email = `settings-e2e-${Date.now()}@example.com`;
+    const signup = page.locator('#view-signup');
+    await signup.getByRole('textbox', { name: 'Organization name' }).fill('Browser Test Ltd');
+    await signup.getByRole('textbox', { name: 'Email' }).fill(email);
+    await signup.getByLabel('Password', { exact: true }).fill(password);
+    await signup.getByRole('button', { name: 'Sign up' }).click();
+    await heading('Account').waitFor();
+    signedInEmail = email;
+    expect(await page.locator('#account-bar').innerText()).toContain(email);
+    expect(await page.locator('#account-details-org').innerText()).toBe('Browser Test Ltd');
+
+    // Settings → API → Create key
+    await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'API' }).click();
+    await heading('API').waitFor();
+    await page.getByRole('link', { name: 'Create key' }).click();
+    await heading('Create key').waitFor();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('ERP integration');
+    // One checkbox per scope, grouped by resource.
+    const invoicesGroup = page.getByRole('group', { name: 'Invoices' });
+    expect(await invoicesGroup.getByRole('checkbox').count()).toBe(2);
+    expect(await page.getByRole('group', { name: 'Scopes' }).getByRole('checkbox').count()).toBe(10);
+    await invoicesGroup.getByRole('checkbox', { name: 'read:invoices' }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+
+    // The result: Client ID and Secret Key, copy buttons, the warning; focus on the heading.
+    await heading('Key created').waitFor();
+    await waitForFocus('created-title');
+    const clientId = (await page.locator('#created-client-id').textContent()) ?? '';
+    const secret = (await page.locator('#created-client-secret').textContent()) ?? '';
+    expect(clientId).toMatch(/^ak_live_[0-9A-Za-z]+$/);
+    expect(secret).toMatch(/^sk_live_[0-9A-Za-z]+$/);
+    expect(await page.locator('#created-warning').innerText()).toMatch(/will not be shown again/i);
+    await page.getByRole('button', { name: 'Copy Secret Key' }).click();
+    await page.locator('#created-client-secret-copied').getByText('Copied').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    await page.getByRole('button', { name: 'Copy Client ID' }).click();
+    await page.locator('#created-client-id-copied').getByText('Copied').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(clientId);
+    await page.screenshot({ path: join(SCREENSHOTS, 'create-key-result.png'), fullPage: true });
+
+    // The integration's side: exchange the credentials, list invoices with the token.
+    const issued = await exchange(clientId, secret);
+    expect(issued.status).toBe(200);
+    const tokens = issued.body as unknown as TokenPair;
+    expect(tokens.scope).toBe('read:invoices');
+    expect((await listInvoices(tokens.access_token)).status).toBe(200);
+
+    // Back to the list: the key with its details, and the secret nowhere.
+    await page.getByRole('link', { name: 'Done, back to API keys' }).click();
+    await heading('API').waitFor();
+    const card = keyCard('ERP integration');
+    await card.waitFor();
+    const details = await card.innerText();
+    expect(details).toContain(clientId);
+    expect(details).toContain('read:invoices');
+    expect(details).toMatch(/Created\s*\n?.*\d/);
+    expect(details).toContain('Active');
+    expect(await page.content()).not.toContain(secret);
+    const listJson = await page.evaluate(() => fetch('/api/v1/settings/api-keys').then((r) => r.text()));
+    expect(listJson).toContain(clientId);
+    expect(listJson).not.toContain(secret);
+    expect(listJson).not.toContain('client_secret');
+    // Back does not bring the result view (or the secret) back: it lands on the list.
+    await page.goBack();
+    await heading('API').waitFor();
+    expect(page.url()).toBe(`${BASE}/settings/api`);
+    expect(await page.content()).not.toContain(secret);
+    await page.goForward();
+    await heading('API').waitFor();
+
+    // "Last used" follows the exchange (the auth service records uses every few seconds).
+    const deadline = Date.now() + 15000;
+    while ((await keyCard('ERP integration').locator('.key-card__row', { hasText: 'Last used' }).innerText()).includes('Never')) {
+      if (Date.now() > deadline) throw new Error('"Last used" still says Never 15 s after the exchange');
+      await sleep(1000);
+      await page.reload();
+      await heading('API').waitFor();
+      await keyCard('ERP integration').waitFor();
+    }
+    expect(await page.content()).not.toContain(secret);
+    await page.screenshot({ path: join(SCREENSHOTS, 'key-list.png'), fullPage: true });
+
+    // Revoke in the page, confirmed in the dialog.
+    await keyCard('ERP integration').getByRole('button', { name: /^Revoke/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke “ERP integration”?' });
+    await dialog.waitFor();
+    expect(await dialog.innerText()).toContain(clientId);
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('status').getByText('Key “ERP integration” revoked.', { exact: false }).waitFor();
+    await keyCard('ERP integration').getByText('Revoked', { exact: true }).waitFor();
+    expect(await keyCard('ERP integration').getByRole('button', { name: /^Revoke/ }).count()).toBe(0);
+
+    // The key no longer authenticates; its access token is refused by the invoice service.
+    const refused = await exchange(clientId, secret);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error).toBe('invalid_client');
+    const revokedAt = Date.now();
+    for (;;) {
+      const status = (await listInvoices(tokens.access_token)).status;
+      if (status === 401) break;
+      expect(status).toBe(200);
+      if (Date.now() - revokedAt > 5000) throw new Error('the revoked key\'s access token is still accepted after 5 s');
+      await sleep(50);
+    }
+    console.log(`e2e: the invoice service refused the revoked key's token ${Date.now() - revokedAt} ms after the exchange was refused`);
+  });
+
+  it('works with the keyboard alone: focus order, visible focus, field errors, copy, and a dialog that Escape closes', async () => {
+    await ensureSignedIn();
+    await page.goto(`${BASE}/settings/api`);
+    await heading('API').waitFor();
+
+    await tabTo('the Create key link', () => document.activeElement?.tagName === 'A' && document.activeElement.textContent?.trim() === 'Create key');
+    const outline = await page.evaluate(() => {
+      const style = getComputedStyle(document.activeElement as Element);
+      return { style: style.outlineStyle, width: parseFloat(style.outlineWidth) };
+    });
+    expect(outline.style).not.toBe('none');
+    expect(outline.width).toBeGreaterThanOrEqual(2);
+    await page.keyboard.press('Enter');
+    await waitForFocus('create-title');
+    await page.locator('#scope-groups input[type="checkbox"]').first().waitFor();
+
+    // Submitting the empty form: messages next to the fields, wired for screen readers, focus on the first.
+    await page.keyboard.press('Tab');
+    expect(await focusedId()).toBe('create-name');
+    await page.keyboard.press('Enter');
+    await page.locator('#create-name-error').getByText('Enter a name for the key.').waitFor();
+    expect(await page.locator('#create-scopes-error').innerText()).toBe('Choose at least one scope.');
+    const name = page.locator('#create-name');
+    expect(await name.getAttribute('aria-invalid')).toBe('true');
+    expect((await name.getAttribute('aria-describedby'))?.split(' ')).toContain('create-name-error');
+    expect((await page.locator('#create-scopes').getAttribute('aria-describedby'))?.split(' ')).toContain('create-scopes-error');
+    expect(await focusedId()).toBe('create-name');
+
+    await page.keyboard.type('Keyboard key');
+    await page.keyboard.press('Tab');
+    expect(await focusedId()).toBe('scope-read-invoices');
+    await page.keyboard.press('Space');
+    expect(await page.locator('#scope-read-invoices').isChecked()).toBe(true);
+    await tabTo('the Create key button', () => document.activeElement instanceof HTMLButtonElement && document.activeElement.type === 'submit', 12);
+    await page.keyboard.press('Enter');
+    await waitForFocus('created-title');
+
+    // Copy the secret with the keyboard.
+    await tabTo('the Copy Secret Key button', () => document.activeElement?.getAttribute('data-copy') === 'created-client-secret', 5);
+    const secret = (await page.locator('#created-client-secret').textContent()) ?? '';
+    await page.keyboard.press('Enter');
+    await page.locator('#created-client-secret-copied').getByText('Copied').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    await tabTo('the Done link', () => document.activeElement?.id === 'created-done', 3);
+    await page.keyboard.press('Enter');
+    await waitForFocus('api-title');
+
+    // The revoke dialog: focus starts on Cancel, Escape closes it and focus returns to the button.
+    await tabTo('the Revoke button of the new key', () => (document.activeElement?.textContent ?? '').includes('Revoke key “Keyboard key”'));
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Revoke “Keyboard key”?' });
+    await dialog.waitFor();
+    expect(await focusedId()).toBe('revoke-cancel');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.evaluate(() => (document.activeElement?.textContent ?? '').includes('Revoke key “Keyboard key”'))).toBe(true);
+    expect(await keyCard('Keyboard key').getByText('Active', { exact: true }).count()).toBe(1);
+
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await page.keyboard.press('Tab');
+    expect(await focusedId()).toBe('revoke-confirm');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'hidden' });
+    await keyCard('Keyboard key').getByText('Revoked', { exact: true }).waitFor();
+    // Focus lands on the revoked key's name, not on the top of the page.
+    expect(await page.evaluate(() => document.activeElement?.classList.contains('key-card__name'))).toBe(true);
+  });
+
+  it('shows the server\'s errors where they belong: wrong password, an email already taken', async () => {
+    const email = await ensureSignedIn();
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await heading('Log in').waitFor();
+    await page.getByRole('status').getByText('You have logged out.').waitFor();
+
+    const login = page.locator('#view-login');
+    await login.getByRole('textbox', { name: 'Email' }).fill(email);
+    await login.getByLabel('Password', { exact: true }).fill('not the password at all');
+    await login.getByRole('button', { name: 'Log in' }).click();
+    await login.locator('.form-error').getByText('Email or password is incorrect.').waitFor();
+    expect(await login.getByRole('alert').innerText()).toContain('Email or password is incorrect.');
+
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    const signup = page.locator('#view-signup');
+    await signup.getByRole('textbox', { name: 'Organization name' }).fill('Someone Else Ltd');
+    await signup.getByRole('textbox', { name: 'Email' }).fill(email);
+    await signup.getByLabel('Password', { exact: true }).fill('short');
+    await signup.getByRole('button', { name: 'Sign up' }).click();
+    // Caught in the page first (the server's rule is the same)...
+    await signup.locator('#signup-password-error').getByText('Use 12 to 128 characters.').waitFor();
+    expect(await signup.getByLabel('Password', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    // ...then the server's 409, with its field error next to the email.
+    await signup.getByLabel('Password', { exact: true }).fill(password);
+    await signup.getByRole('button', { name: 'Sign up' }).click();
+    await signup.locator('.form-error').getByText('An account with this email already exists.', { exact: false }).waitFor();
+    expect(await signup.locator('#signup-email-error').innerText()).toBe('Email is already registered.');
+    const emailInput = signup.getByRole('textbox', { name: 'Email' });
+    expect(await emailInput.getAttribute('aria-invalid')).toBe('true');
+    expect(await emailInput.getAttribute('aria-describedby')).toContain('signup-email-error');
+
+    // The right password gets back in, where the person was headed.
+    await signup.locator('.form-error').getByRole('link', { name: 'Log in instead.' }).click();
+    await login.getByRole('textbox', { name: 'Email' }).fill(email);
+    await login.getByLabel('Password', { exact: true }).fill(password);
+    await login.getByRole('button', { name: 'Log in' }).click();
+    await heading('Account').waitFor();
+  });
+
+  it('fits a 375 px phone screen without sideways scrolling', async () => {
+    await ensureSignedIn();
+    await page.setViewportSize({ width: 375, height: 812 });
+    try {
+      await page.goto(`${BASE}/settings`);
+      await heading('Account').waitFor();
+      await expectNoHorizontalScroll();
+      await createKeyInPage('Phone key with a rather long name to see it wrap nicely', ['read:invoices', 'write:invoices', 'read:clients']);
+      await expectNoHorizontalScroll();
+      await page.screenshot({ path: join(SCREENSHOTS, 'create-key-result-phone.png'), fullPage: true });
+
+      await page.getByRole('link', { name: 'Done, back to API keys' }).click();
+      await keyCard('Phone key with a rather long name to see it wrap nicely').waitFor();
+      await expectNoHorizontalScroll();
+      await page.getByRole('link', { name: 'Create key' }).click();
+      await page.getByRole('checkbox', { name: 'read:invoices' }).waitFor();
+      await expectNoHorizontalScroll();
+      await page.goBack();
+      await keyCard('Phone key with a rather long name to see it wrap nicely').waitFor();
+      await page.screenshot({ path: join(SCREENSHOTS, 'key-list-phone.png'), fullPage: true });
+
+      await keyCard('Phone key with a rather long name to see it wrap nicely').getByRole('button', { name: /^Revoke/ }).click();
+      await page.getByRole('dialog').waitFor();
+      await expectNoHorizontalScroll();
+      await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await heading('Log in').waitFor();
+      await expectNoHorizontalScroll();
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await heading('Create your account').waitFor();
+      await expectNoHorizontalScroll();
+      signedInEmail = null;
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+});
