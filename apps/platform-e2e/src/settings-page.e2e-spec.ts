@@ -90,7 +90,8 @@ afterAll(async () => {
 });
 
 afterEach(() => {
-  expect(pageErrors).toEqual([]);
+  // Emptied each time so that one test's page error is reported by that test alone.
+  expect(pageErrors.splice(0)).toEqual([]);
 });
 
 const heading = (name: string): Locator => page.getByRole('heading', { name, exact: true });
