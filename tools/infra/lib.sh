@@ -44,6 +44,9 @@ REDIS_HOST=127.0.0.1
 REDIS_PORT=6379
 
 REVOCATIONS_TOPIC=auth.revocations.v1
+# Domain events (client, product, invoice, payment, expense created): compacted, key = object id,
+# so the latest event of every object stays and a service can rebuild its read model from it.
+DOMAIN_TOPIC=invoicing.domain.v1
 # 2 x the 1 h access-token lifetime.
 REVOCATIONS_RETENTION_MS="${REVOCATIONS_RETENTION_MS:-7200000}"
 
@@ -406,6 +409,18 @@ kafka_status() {
   fi
   echo "kafka: stopped"
   return 3
+}
+
+# Creates the domain events topic if absent (compacted).
+kafka_create_domain_topic() {
+  local out
+  if ! out="$(kafka_java org.apache.kafka.tools.TopicCommand --bootstrap-server "$KAFKA_BOOTSTRAP" \
+    --create --if-not-exists --topic "$DOMAIN_TOPIC" \
+    --partitions 6 --replication-factor 1 \
+    --config cleanup.policy=compact 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    infra_die "could not create topic $DOMAIN_TOPIC"
+  fi
 }
 
 # Creates the topic if absent (an existing topic is left as it is, including

@@ -3,7 +3,7 @@
 #   PostgreSQL 127.0.0.1:5432 (+ database, schemas and roles from postgres/bootstrap.sql)
 #   Redis      127.0.0.1:6379
 #   Kafka      127.0.0.1:9092 (single-node KRaft broker, controller on :9093)
-#              + topic auth.revocations.v1
+#              + topics auth.revocations.v1 and invoicing.domain.v1
 # Safe to run repeatedly; a second run only checks and re-applies the (idempotent)
 # bootstrap. Works non-interactively (CI=true, no stdin).
 #
@@ -34,6 +34,7 @@ kafka_start
 # 4. Topics --------------------------------------------------------------------
 kafka_ensure_libs # the topic tool runs from the same jars (no-op when cached)
 kafka_create_revocations_topic
+kafka_create_domain_topic
 
 cat <<EOF
 infra is up ($(($(now_ms) - T0)) ms):
@@ -41,6 +42,7 @@ infra is up ($(($(now_ms) - T0)) ms):
   redis     127.0.0.1:6379  ${REDIS_ACTION}
   kafka     127.0.0.1:9092  ${KAFKA_ACTION}  (Kafka $KAFKA_VERSION, KRaft controller 127.0.0.1:9093)
             topic $REVOCATIONS_TOPIC (6 partitions, retention.ms=$REVOCATIONS_RETENTION_MS)
+            topic $DOMAIN_TOPIC (6 partitions, compacted)
   state     $INVOICING_STATE_DIR  (kafka log: $KAFKA_LOG)
   stop with bash tools/infra/down.sh [--purge]
 EOF

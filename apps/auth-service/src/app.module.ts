@@ -11,7 +11,7 @@ import { InfrastructureModule } from './infrastructure.module';
 import { TokenPairFactory } from './issuance/token-pair';
 import { RefreshService } from './refresh/refresh.service';
 import { ApiKeyRevocationService } from './revocation/api-key-revocation.service';
-import { OutboxRelay } from './revocation/outbox-relay';
+import { RevocationRelay } from './revocation/outbox-relay';
 import { RevocationOutbox } from './revocation/revocation-outbox.service';
 import { SessionStore } from './sessions/session-store';
 import { AccessTokenSigner } from './signing/access-token-signer';
@@ -45,7 +45,7 @@ export class AppModule {
         TokenExchangeService,
         RefreshService,
         RevocationOutbox,
-        OutboxRelay,
+        RevocationRelay,
       ],
     };
   }

@@ -1,14 +1,16 @@
 import type { ResourceServiceDefinition } from '@invoicing/resource-api';
 import { Invoices1763700100000 } from './database/migrations/1763700100000-invoices';
+import { ReferencesAndEvents1763700300000 } from './database/migrations/1763700300000-references-and-events';
 import { InvoiceEntity } from './invoices/invoice.entity';
-import { InvoicesModule } from './invoices/invoices.module';
+import { INVOICE_RESOURCE } from './invoices/invoice.resource';
 
 export const INVOICE_SERVICE: ResourceServiceDefinition = {
   name: 'invoice-service',
   schema: 'invoices',
   role: 'invoice',
   defaultPort: 3002,
+  references: INVOICE_RESOURCE.references,
   entities: [InvoiceEntity],
-  migrations: [Invoices1763700100000],
-  feature: InvoicesModule,
+  migrations: [Invoices1763700100000, ReferencesAndEvents1763700300000],
+  resource: INVOICE_RESOURCE,
 };

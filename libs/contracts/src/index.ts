@@ -3,3 +3,5 @@ export * from './ids';
 export * from './access-token';
 export * from './events/revocation-events';
 export * from './platform';
+export * from './api';
+export * from './events/domain-events';

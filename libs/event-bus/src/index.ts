@@ -1,3 +1,4 @@
 export * from './kafka-client';
 export * from './event-publisher';
 export * from './replaying-subscriber';
+export * from './group-subscriber';

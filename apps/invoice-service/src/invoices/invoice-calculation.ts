@@ -1,5 +1,5 @@
 import { FieldErrors, formatQuantity, lineAmount, lineTax, parseQuantity, toSafeNumber } from '@invoicing/resource-api';
-import type { CreateInvoiceLine } from './invoice.schema';
+import type { CreateInvoiceLine } from '@invoicing/contracts';
 import type { StoredLineItem } from './invoice.entity';
 
 export interface InvoiceTotals {

@@ -33,6 +33,7 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
       sessionId: claims.sid,
       scopes: new Set(claims.scope.split(' ')),
       tokenId: claims.jti,
+      accessToken: token,
     };
   }
 }

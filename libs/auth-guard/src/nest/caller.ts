@@ -11,6 +11,12 @@ export interface CallerIdentity {
   sessionId: string;
   scopes: ReadonlySet<string>;
   tokenId: string;
+  /**
+   * The verified token itself, for one purpose: a resource service that asks another one whether a
+   * referenced object exists forwards it, so the owner answers within the caller's organization.
+   * Never log it.
+   */
+  accessToken: string;
 }
 
 /** Handler parameter decorator: the verified {@link CallerIdentity} of the request. */

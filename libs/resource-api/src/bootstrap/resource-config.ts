@@ -1,6 +1,21 @@
 import { accessTokenEnvShape, checkAccessTokenEnv, parseKeyRing } from '@invoicing/auth-guard';
 import { baseEnvSchema, brokersSchema, describeEnv, EnvVariableSpec, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
+import { DomainObjectKind, ServiceName, SERVICES } from '@invoicing/contracts';
 import { z } from 'zod';
+
+/** Service that owns each kind of object (for references across services). */
+const OWNER_OF: Record<DomainObjectKind, ServiceName> = {
+  client: 'client-service',
+  product: 'product-service',
+  invoice: 'invoice-service',
+  payment: 'payment-service',
+  expense: 'expense-service',
+};
+
+/** `client` → `CLIENT_SERVICE_URL` */
+export function ownerUrlVariable(kind: DomainObjectKind): string {
+  return `${OWNER_OF[kind].replace(/-/g, '_').toUpperCase()}_URL`;
+}
 
 export interface ResourceServiceIdentity {
   /** e.g. `invoice-service` */
@@ -10,6 +25,8 @@ export interface ResourceServiceIdentity {
   /** Role stem: runtime role `<role>_app`, migration role `<role>_owner`, e.g. `invoice` */
   role: string;
   defaultPort: number;
+  /** Kinds of other services' objects this service references: each needs its owner's URL. */
+  references?: DomainObjectKind[];
 }
 
 function schemaFor(id: ResourceServiceIdentity) {
@@ -26,6 +43,12 @@ function schemaFor(id: ResourceServiceIdentity) {
       /** Upper bound on how long a revocation waits in a Kafka fetch (delivery latency). */
       REVOCATION_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(10).max(5000).default(100),
       ...accessTokenEnvShape,
+      ...Object.fromEntries(
+        (id.references ?? []).map((kind) => [
+          ownerUrlVariable(kind),
+          z.string().url().default(`http://127.0.0.1:${SERVICES[OWNER_OF[kind]].port}`),
+        ]),
+      ),
     })
     .superRefine((env, ctx) => {
       checkAccessTokenEnv(env, ctx);
@@ -33,12 +56,19 @@ function schemaFor(id: ResourceServiceIdentity) {
     });
 }
 
-export type ResourceConfig = z.infer<ReturnType<typeof schemaFor>> & { keys: ReadonlyMap<string, Buffer> };
+export type ResourceConfig = z.infer<ReturnType<typeof schemaFor>> & {
+  keys: ReadonlyMap<string, Buffer>;
+  /** Base URL of the owner of each referenced kind. */
+  owners: Partial<Record<DomainObjectKind, string>>;
+};
 
 /** Validates a resource service's environment once at start (throws ConfigError). */
 export function loadResourceConfig(id: ResourceServiceIdentity, env: NodeJS.ProcessEnv = process.env): ResourceConfig {
   const parsed = loadConfig(schemaFor(id), env);
-  return { ...parsed, keys: parseKeyRing(parsed.JWT_KEYS, parsed.JWT_SIGNING_KID).keys };
+  const owners = Object.fromEntries(
+    (id.references ?? []).map((kind) => [kind, (parsed as Record<string, unknown>)[ownerUrlVariable(kind)] as string]),
+  );
+  return { ...parsed, keys: parseKeyRing(parsed.JWT_KEYS, parsed.JWT_SIGNING_KID).keys, owners };
 }
 
 /** Variables read by a resource service (the `env-spec` command prints this). */

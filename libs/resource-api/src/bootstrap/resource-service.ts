@@ -1,4 +1,4 @@
-import { DynamicModule, Module, Type } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { AuthGuardModule, RevocationFeed } from '@invoicing/auth-guard';
 import {
@@ -11,15 +11,22 @@ import {
   ServiceApp,
   startServiceApp,
 } from '@invoicing/service-kit';
+import { createKafka, KafkaEventPublisher } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
+import { DomainEventsConsumer } from '../events/domain-events.consumer';
+import { OutboxRelay } from '../events/outbox';
+import { ReferenceResolver } from '../references/known-objects';
+import { InternalObjectsController, RESOURCE_SERVICE, resourceController } from '../resources/resource.controllers';
+import type { ResourceDefinition } from '../resources/resource-definition';
+import { ResourceService } from '../resources/resource.service';
 import { loadResourceConfig, ResourceConfig, resourceEnvSpec, ResourceServiceIdentity } from './resource-config';
 
 /** Everything that differs between two resource services. */
 export interface ResourceServiceDefinition extends ResourceServiceIdentity {
   entities: PostgresOptions['entities'];
   migrations: PostgresOptions['migrations'];
-  /** The feature module: controllers and services of the resource. */
-  feature: Type<unknown>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- definitions differ in entity and body types
+  resource: ResourceDefinition<any, any>;
 }
 
 /** Injection token of the validated configuration. */
@@ -49,9 +56,42 @@ class ResourceRootModule {
             maxWaitTimeInMs: config.REVOCATION_FETCH_MAX_WAIT_MS,
           },
         }),
-        def.feature,
       ],
-      providers: [{ provide: RESOURCE_CONFIG, useValue: config }],
+      controllers: [resourceController(def.resource.resource), InternalObjectsController],
+      providers: [
+        { provide: RESOURCE_CONFIG, useValue: config },
+        {
+          provide: ReferenceResolver,
+          useFactory: (db: DataSource) => new ReferenceResolver(db, def.schema, config.owners),
+          inject: [getDataSourceToken()],
+        },
+        {
+          provide: OutboxRelay,
+          useFactory: (db: DataSource) =>
+            new OutboxRelay(
+              db,
+              def.schema,
+              new KafkaEventPublisher(createKafka({ brokers: config.KAFKA_BROKERS, clientId: `${def.name}-outbox` })),
+            ),
+          inject: [getDataSourceToken()],
+        },
+        {
+          provide: RESOURCE_SERVICE,
+          useFactory: (db: DataSource, references: ReferenceResolver, relay: OutboxRelay) =>
+            new ResourceService(def.resource, db, def.schema, def.name, references, relay),
+          inject: [getDataSourceToken(), ReferenceResolver, OutboxRelay],
+        },
+        {
+          provide: DomainEventsConsumer,
+          useFactory: (db: DataSource, references: ReferenceResolver) =>
+            new DomainEventsConsumer(def.resource, db, references, {
+              brokers: config.KAFKA_BROKERS,
+              service: def.name,
+              maxWaitTimeInMs: config.REVOCATION_FETCH_MAX_WAIT_MS,
+            }),
+          inject: [getDataSourceToken(), ReferenceResolver],
+        },
+      ],
       exports: [RESOURCE_CONFIG],
       global: true,
     };

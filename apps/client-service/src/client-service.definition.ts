@@ -1,0 +1,15 @@
+import type { ResourceServiceDefinition } from '@invoicing/resource-api';
+import { Clients1763700400000 } from './database/migrations/1763700400000-clients';
+import { ClientEntity } from './clients/client.entity';
+import { CLIENT_RESOURCE } from './clients/client.resource';
+
+export const CLIENT_SERVICE: ResourceServiceDefinition = {
+  name: 'client-service',
+  schema: 'clients',
+  role: 'client',
+  defaultPort: 3003,
+  references: CLIENT_RESOURCE.references,
+  entities: [ClientEntity],
+  migrations: [Clients1763700400000],
+  resource: CLIENT_RESOURCE,
+};

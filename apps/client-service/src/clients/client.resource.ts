@@ -1,0 +1,46 @@
+import { CREATE_CLIENT_SCHEMA, CreateClientRequest, toPublicId } from '@invoicing/contracts';
+import type { ResourceDefinition } from '@invoicing/resource-api';
+import { ClientEntity } from './client.entity';
+
+export const CLIENT_RESOURCE: ResourceDefinition<ClientEntity, CreateClientRequest> = {
+  resource: 'clients',
+  kind: 'client',
+  idPrefix: 'cli',
+  entity: ClientEntity,
+  createSchema: CREATE_CLIENT_SCHEMA,
+
+  async build({ scope, input, id, now }) {
+    return Object.assign(new ClientEntity(), {
+      id,
+      organizationId: scope.organizationUuid,
+      name: input.name,
+      email: input.email ?? null,
+      phone: input.phone ?? null,
+      taxId: input.tax_id ?? null,
+      address: input.address ?? null,
+      currency: input.currency ?? null,
+      createdAt: now,
+    });
+  },
+
+  view: (c) => ({
+    object: 'client',
+    id: toPublicId('cli', c.id),
+    created_at: c.createdAt.toISOString(),
+    name: c.name,
+    email: c.email,
+    phone: c.phone,
+    tax_id: c.taxId,
+    address: c.address
+      ? {
+          line1: c.address.line1,
+          line2: c.address.line2 ?? null,
+          city: c.address.city,
+          postal_code: c.address.postal_code ?? null,
+          region: c.address.region ?? null,
+          country: c.address.country,
+        }
+      : null,
+    currency: c.currency,
+  }),
+};

@@ -1,0 +1,15 @@
+import type { ResourceServiceDefinition } from '@invoicing/resource-api';
+import { Expenses1763700400000 } from './database/migrations/1763700400000-expenses';
+import { ExpenseEntity } from './expenses/expense.entity';
+import { EXPENSE_RESOURCE } from './expenses/expense.resource';
+
+export const EXPENSE_SERVICE: ResourceServiceDefinition = {
+  name: 'expense-service',
+  schema: 'expenses',
+  role: 'expense',
+  defaultPort: 3006,
+  references: EXPENSE_RESOURCE.references,
+  entities: [ExpenseEntity],
+  migrations: [Expenses1763700400000],
+  resource: EXPENSE_RESOURCE,
+};

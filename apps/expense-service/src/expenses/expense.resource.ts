@@ -1,0 +1,37 @@
+import { CREATE_EXPENSE_SCHEMA, CreateExpenseRequest, toPublicId } from '@invoicing/contracts';
+import type { ResourceDefinition } from '@invoicing/resource-api';
+import { ExpenseEntity } from './expense.entity';
+
+export const EXPENSE_RESOURCE: ResourceDefinition<ExpenseEntity, CreateExpenseRequest> = {
+  resource: 'expenses',
+  kind: 'expense',
+  idPrefix: 'exp',
+  entity: ExpenseEntity,
+  createSchema: CREATE_EXPENSE_SCHEMA,
+
+  async build({ scope, input, id, now }) {
+    return Object.assign(new ExpenseEntity(), {
+      id,
+      organizationId: scope.organizationUuid,
+      description: input.description,
+      amount: input.amount,
+      currency: input.currency,
+      category: input.category ?? null,
+      vendor: input.vendor ?? null,
+      incurredOn: input.incurred_on,
+      createdAt: now,
+    });
+  },
+
+  view: (e) => ({
+    object: 'expense',
+    id: toPublicId('exp', e.id),
+    created_at: e.createdAt.toISOString(),
+    description: e.description,
+    amount: e.amount,
+    currency: e.currency,
+    category: e.category,
+    vendor: e.vendor,
+    incurred_on: e.incurredOn,
+  }),
+};

@@ -1,0 +1,109 @@
+import {
+  CREATE_INVOICE_SCHEMA,
+  CreateInvoiceRequest,
+  DOMAIN_EVENT_TYPES,
+  DomainEvent,
+  INVOICE_STATUSES,
+  parsePublicId,
+} from '@invoicing/contracts';
+import { FieldErrors, ResourceDefinition } from '@invoicing/resource-api';
+import { ProblemException } from '@invoicing/service-kit';
+import type { EntityManager } from 'typeorm';
+import { calculateInvoice, ProductDefaults } from './invoice-calculation';
+import { InvoiceEntity } from './invoice.entity';
+import { invoiceNumberTaken, nextInvoiceNumber } from './invoice-numbers';
+import { invoiceView } from './invoice.view';
+
+const DUPLICATE_NUMBER = {
+  detail: 'An invoice with this number already exists.',
+  error: { field: 'number', code: 'duplicate', message: 'is already used by another invoice' },
+};
+
+/**
+ * A payment announced by the payment service counts once towards its invoice (the table of applied
+ * payments makes a redelivered event a no-op).
+ */
+async function applyPayment(event: DomainEvent, tx: EntityManager): Promise<void> {
+  const payment = event.data.object as unknown as { id: string; invoice_id: string; amount: number };
+  const org = parsePublicId('org', event.data.organization_id);
+  const invoice = parsePublicId('inv', payment.invoice_id);
+  const paymentId = parsePublicId('pay', payment.id);
+  if (!org || !invoice || !paymentId) return;
+  const inserted: unknown[] = await tx.query(
+    `INSERT INTO invoices.applied_payments (payment_id, invoice_id, organization_id, amount) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (payment_id) DO NOTHING RETURNING 1`,
+    [paymentId, invoice, org, payment.amount],
+  );
+  if (inserted.length === 0) return;
+  await tx.query(`UPDATE invoices.invoices SET amount_paid = amount_paid + $3 WHERE id = $1 AND organization_id = $2`, [
+    invoice,
+    org,
+    payment.amount,
+  ]);
+}
+
+export const INVOICE_RESOURCE: ResourceDefinition<InvoiceEntity, CreateInvoiceRequest> = {
+  resource: 'invoices',
+  kind: 'invoice',
+  idPrefix: 'inv',
+  entity: InvoiceEntity,
+  createSchema: CREATE_INVOICE_SCHEMA,
+  references: ['client', 'product'],
+  filters: {
+    client_id: { column: 'client_id', parse: (v) => parsePublicId('cli', v) },
+    status: { column: 'status', parse: (v) => ((INVOICE_STATUSES as readonly string[]).includes(v) ? v : null) },
+  },
+  conflicts: { invoices_number_unique: DUPLICATE_NUMBER },
+  onEvent: { [DOMAIN_EVENT_TYPES.payment]: applyPayment },
+
+  async build({ scope, caller, input, tx, id, now, references }) {
+    const errors = new FieldErrors();
+    const issueDate = input.issue_date ?? now.toISOString().slice(0, 10);
+    if (input.due_date !== undefined && input.due_date < issueDate) {
+      errors.add('due_date', 'before_issue_date', 'must not be before issue_date');
+    }
+    const client = await references.require(scope, caller, 'client', input.client_id, 'client_id');
+    const products = new Map<string, ProductDefaults>();
+    for (const [i, line] of input.line_items.entries()) {
+      if (!line.product_id || products.has(line.product_id)) continue;
+      const product = await references.require(scope, caller, 'product', line.product_id, `line_items[${i}].product_id`);
+      const usesPrice = line.unit_price === undefined;
+      if (usesPrice && product.currency !== input.currency) {
+        errors.add(`line_items[${i}].product_id`, 'currency_mismatch', `the product is priced in ${String(product.currency)}, the invoice in ${input.currency}`);
+        continue;
+      }
+      products.set(line.product_id, {
+        description: String(product.name),
+        unit_price: Number(product.unit_price),
+        tax_rate_bps: Number(product.tax_rate_bps),
+      });
+    }
+    const totals = calculateInvoice(input.line_items, errors, products);
+    errors.throwIfAny();
+
+    let number = input.number;
+    if (number === undefined) number = await nextInvoiceNumber(tx, scope);
+    else if (await invoiceNumberTaken(tx, scope, number)) throw new ProblemException(409, DUPLICATE_NUMBER.detail, [DUPLICATE_NUMBER.error]);
+
+    const entity = new InvoiceEntity();
+    Object.assign(entity, {
+      id,
+      organizationId: scope.organizationUuid,
+      clientId: parsePublicId('cli', client.id)!,
+      number,
+      currency: input.currency,
+      issueDate,
+      dueDate: input.due_date ?? null,
+      notes: input.notes ?? null,
+      lineItems: totals.lines.map((l) => ({ ...l, product_id: l.product_id ? parsePublicId('prd', l.product_id) : null })),
+      subtotal: totals.subtotal,
+      taxTotal: totals.taxTotal,
+      total: totals.total,
+      amountPaid: 0,
+      createdAt: now,
+    });
+    return entity;
+  },
+
+  view: invoiceView,
+};

@@ -1,0 +1,15 @@
+import type { ResourceServiceDefinition } from '@invoicing/resource-api';
+import { Products1763700400000 } from './database/migrations/1763700400000-products';
+import { ProductEntity } from './products/product.entity';
+import { PRODUCT_RESOURCE } from './products/product.resource';
+
+export const PRODUCT_SERVICE: ResourceServiceDefinition = {
+  name: 'product-service',
+  schema: 'products',
+  role: 'product',
+  defaultPort: 3005,
+  references: PRODUCT_RESOURCE.references,
+  entities: [ProductEntity],
+  migrations: [Products1763700400000],
+  resource: PRODUCT_RESOURCE,
+};

@@ -1,0 +1,169 @@
+import { Logger } from '@nestjs/common';
+import type { EventPublisher } from '@invoicing/event-bus';
+import type { DataSource, EntityManager } from 'typeorm';
+
+/** SQL of a service's outbox table (used by each service's migration). */
+export function outboxTableSql(schema: string): string[] {
+  return [
+    `CREATE TABLE ${schema}.outbox (
+      id uuid PRIMARY KEY,
+      topic text NOT NULL,
+      message_key text NOT NULL,
+      payload jsonb NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      published_at timestamptz,
+      attempts integer NOT NULL DEFAULT 0,
+      last_error text
+    )`,
+    `CREATE INDEX outbox_unpublished_idx ON ${schema}.outbox (created_at) WHERE published_at IS NULL`,
+  ];
+}
+
+/** Adds an event to the outbox inside the caller's transaction: it commits with the change it announces. */
+export async function enqueueEvent(
+  tx: EntityManager | DataSource,
+  schema: string,
+  event: { id: string; topic: string; key: string; payload: unknown },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, created_at) VALUES ($1, $2, $3, $4, now())
+     ON CONFLICT (id) DO NOTHING`,
+    [event.id, event.topic, event.key, JSON.stringify(event.payload)],
+  );
+}
+
+interface OutboxRow {
+  id: string;
+  topic: string;
+  message_key: string;
+  payload: Record<string, unknown>;
+}
+
+const BATCH = 100;
+const POLL_MS = 1000;
+const MAX_BACKOFF_MS = 2000;
+
+/**
+ * Publishes a schema's outbox to Kafka, oldest first, marking rows in the transaction that locked
+ * them (`FOR UPDATE SKIP LOCKED`: instances share the work). Woken at once by `kick()` after a
+ * commit, polls every second, backs off to at most 2 s while Kafka is down. At least once: a crash
+ * between send and commit publishes a row again with the same CloudEvents id.
+ */
+export class OutboxRelay {
+  private readonly logger: Logger;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private again = false;
+  private stopped = true;
+  private failures = 0;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly schema: string,
+    private readonly publisher: EventPublisher,
+  ) {
+    this.logger = new Logger(`OutboxRelay(${schema})`);
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.kick();
+  }
+
+  /** Nest lifecycle hooks, for when the relay is provided directly. */
+  onApplicationBootstrap(): void {
+    this.start();
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.stop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    await this.publisher.close();
+  }
+
+  /** Drains now (or right after the drain in progress). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.running = this.drainAll().finally(() => {
+      this.running = null;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+        return;
+      }
+      const delay = this.failures > 0 ? Math.min(MAX_BACKOFF_MS, 250 * 2 ** (this.failures - 1)) : POLL_MS;
+      this.timer = setTimeout(() => this.kick(), delay);
+      this.timer.unref();
+    });
+  }
+
+  /** Publishes until the outbox is empty or a publish fails. Returns the number published. */
+  async drainAll(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      let published: number;
+      try {
+        published = await this.drainBatch();
+      } catch (e) {
+        this.failures += 1;
+        if (this.failures === 1 || this.failures % 20 === 0) {
+          this.logger.warn({ msg: 'outbox relay cannot publish yet; will retry', attempts: this.failures, error: String(e) });
+        }
+        return total;
+      }
+      if (this.failures > 0) this.logger.log({ msg: 'outbox relay publishing again', after_failures: this.failures });
+      this.failures = 0;
+      total += published;
+      if (published < BATCH) return total;
+    }
+  }
+
+  private async drainBatch(): Promise<number> {
+    const table = `${this.schema}.outbox`;
+    const result = await this.db.transaction(async (tx): Promise<{ published: number; error?: unknown }> => {
+      const rows: OutboxRow[] = await tx.query(
+        `SELECT id, topic, message_key, payload FROM ${table}
+          WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [BATCH],
+      );
+      if (rows.length === 0) return { published: 0 };
+      const ids = rows.map((r) => r.id);
+      try {
+        const byTopic = new Map<string, OutboxRow[]>();
+        for (const row of rows) byTopic.set(row.topic, [...(byTopic.get(row.topic) ?? []), row]);
+        for (const [topic, batch] of byTopic) {
+          await this.publisher.publish(
+            topic,
+            batch.map((r) => ({
+              key: r.message_key,
+              value: JSON.stringify(r.payload),
+              headers: { 'content-type': 'application/cloudevents+json; charset=UTF-8' },
+            })),
+          );
+        }
+      } catch (e) {
+        await tx.query(`UPDATE ${table} SET attempts = attempts + 1, last_error = $2 WHERE id = ANY($1::uuid[])`, [
+          ids,
+          String(e).slice(0, 500),
+        ]);
+        // Commit the attempt count; the rows stay unpublished and are unlocked.
+        return { published: 0, error: e ?? new Error('publish failed') };
+      }
+      await tx.query(`UPDATE ${table} SET published_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [ids]);
+      return { published: rows.length };
+    });
+    if (result.error !== undefined) throw result.error;
+    return result.published;
+  }
+}

@@ -1,0 +1,60 @@
+import type { CallerIdentity } from '@invoicing/auth-guard';
+import type { DomainEvent, DomainEventType, DomainObjectKind, IdPrefix, Resource } from '@invoicing/contracts';
+import type { FieldError } from '@invoicing/service-kit';
+import type { EntityManager } from 'typeorm';
+import type { ReferenceResolver } from '../references/known-objects';
+import type { OrgScope } from '../tenancy/org-scope';
+
+/** Columns every resource entity has. */
+export interface ResourceEntityBase {
+  id: string;
+  organizationId: string;
+  createdAt: Date;
+}
+
+export interface PublicObject extends Record<string, unknown> {
+  object: string;
+  id: string;
+  created_at: string;
+}
+
+export interface BuildContext<C> {
+  scope: OrgScope;
+  caller: CallerIdentity;
+  input: C;
+  tx: EntityManager;
+  /** uuid of the new object */
+  id: string;
+  now: Date;
+  references: ReferenceResolver;
+}
+
+export interface ListFilter {
+  /** Column in the entity's table. */
+  column: string;
+  /** Parses the query value into the column value; null = 400. */
+  parse(value: string): string | null;
+}
+
+/**
+ * Everything that differs between two resources: a sixth resource is one of these plus an entity and
+ * a migration. The generic service does validation, idempotency, tenancy, paging, the domain event.
+ */
+export interface ResourceDefinition<E extends ResourceEntityBase = ResourceEntityBase, C = unknown> {
+  resource: Resource;
+  kind: DomainObjectKind;
+  idPrefix: IdPrefix;
+  entity: new () => E;
+  /** JSON Schema of the create body (from @invoicing/contracts). */
+  createSchema: Record<string, unknown>;
+  /** Validates what the schema cannot (cross-field rules, references) and builds the row. */
+  build(context: BuildContext<C>): Promise<E>;
+  view(entity: E): PublicObject;
+  filters?: Record<string, ListFilter>;
+  /** Unique constraint name → the 409 it means. */
+  conflicts?: Record<string, { detail: string; error: FieldError }>;
+  /** Other services' objects this service keeps in its read model (from their domain events). */
+  references?: DomainObjectKind[];
+  /** Further reactions to domain events, run in a transaction. */
+  onEvent?: Partial<Record<DomainEventType, (event: DomainEvent, tx: EntityManager) => Promise<void>>>;
+}

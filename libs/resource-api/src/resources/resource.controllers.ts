@@ -1,0 +1,60 @@
+import { Controller, Get, Headers, Inject, Param, Post, Query, Req, Res, Type, UseGuards } from '@nestjs/common';
+import { AccessTokenGuard, Caller, CallerIdentity, Scopes } from '@invoicing/auth-guard';
+import type { Resource, Scope } from '@invoicing/contracts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendCreated } from '../idempotency/send-created';
+import type { ResourceEntityBase } from './resource-definition';
+import type { ResourceService } from './resource.service';
+
+/** Injection token of a resource service's generic ResourceService. */
+export const RESOURCE_SERVICE = Symbol('RESOURCE_SERVICE');
+
+/** The public endpoints of a resource (contract section 7): thin, everything is in ResourceService. */
+export function resourceController(resource: Resource): Type<unknown> {
+  @Controller(`api/v1/${resource}`)
+  @UseGuards(AccessTokenGuard)
+  class ResourceController {
+    constructor(@Inject(RESOURCE_SERVICE) readonly service: ResourceService<ResourceEntityBase, unknown>) {}
+
+    @Post()
+    @Scopes(`write:${resource}` as Scope)
+    async create(
+      @Caller() caller: CallerIdentity,
+      @Req() request: FastifyRequest,
+      @Headers('idempotency-key') idempotencyKey: string | undefined,
+      @Res({ passthrough: true }) reply: FastifyReply,
+    ): Promise<unknown> {
+      return sendCreated(reply, await this.service.create(caller, request.body, idempotencyKey));
+    }
+
+    @Get()
+    @Scopes(`read:${resource}` as Scope)
+    list(@Caller() caller: CallerIdentity, @Query() query: unknown) {
+      return this.service.list(caller, query);
+    }
+
+    @Get(':id')
+    @Scopes(`read:${resource}` as Scope)
+    get(@Caller() caller: CallerIdentity, @Param('id') id: string) {
+      return this.service.get(caller, id);
+    }
+  }
+  Object.defineProperty(ResourceController, 'name', { value: `${resource[0].toUpperCase()}${resource.slice(1)}Controller` });
+  return ResourceController;
+}
+
+/**
+ * `GET /internal/v1/objects/:id`, asked by other services that reference this one's objects when
+ * their read model has not caught up. Not routed by the gateway or the Ingress; any valid access
+ * token works and confines the answer to that token's organization.
+ */
+@Controller('internal/v1/objects')
+@UseGuards(AccessTokenGuard)
+export class InternalObjectsController {
+  constructor(@Inject(RESOURCE_SERVICE) private readonly service: ResourceService<ResourceEntityBase, unknown>) {}
+
+  @Get(':id')
+  get(@Caller() caller: CallerIdentity, @Param('id') id: string) {
+    return this.service.get(caller, id);
+  }
+}
