@@ -1,0 +1,123 @@
+import { SERVICES } from '@invoicing/contracts';
+import Ajv from 'ajv';
+import draft07 from 'ajv/dist/refs/json-schema-draft-07.json';
+import addFormats from 'ajv-formats';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { appOf, ComposeFile, environmentOf, isMigration, loadCompose } from './support/compose';
+import { dependenciesOf, envSpecOf, landedServices, ROOT } from './support/platform';
+
+const schema = JSON.parse(readFileSync(join(__dirname, 'schemas/compose-spec.json'), 'utf8')) as Record<string, unknown>;
+
+function validator() {
+  // The compose schema is draft-07 (the Ajv default); `strict: false` because it uses keywords such
+  // as "deprecated" that Ajv's strict mode does not know.
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  // The file names its meta-schema with https and no fragment; Ajv knows draft-07 by its http id.
+  ajv.addMetaSchema({ ...draft07, $id: 'https://json-schema.org/draft-07/schema' });
+  return ajv.compile(schema);
+}
+
+describe('docker-compose.yml', () => {
+  const compose = loadCompose();
+  const validate = validator();
+
+  it('is valid against the Compose Specification schema', () => {
+    const valid = validate(compose);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(valid).toBe(true);
+  });
+
+  it('the schema check is live: a misspelt key or a bad condition is refused', () => {
+    const broken = structuredClone(compose) as ComposeFile & { services: Record<string, Record<string, unknown>> };
+    broken.services.gateway.helthcheck = { test: ['CMD', 'true'] };
+    expect(validate(broken)).toBe(false);
+    const badCondition = structuredClone(compose);
+    badCondition.services.gateway.depends_on = { redis: { condition: 'service_ready' } };
+    expect(validate(badCondition)).toBe(false);
+  });
+
+  it('runs Postgres 16 with the bootstrap SQL, Redis 7 and the apache/kafka image of tools/infra (KRaft)', () => {
+    expect(compose.services.postgres.image).toBe('postgres:16');
+    const infraLib = readFileSync(join(ROOT, 'tools/infra/lib.sh'), 'utf8');
+    const kafkaVersion = /KAFKA_VERSION="\$\{KAFKA_VERSION:-([0-9.]+)\}"/.exec(infraLib)?.[1];
+    expect(kafkaVersion).toBeDefined();
+    expect(compose.services.kafka.image).toBe(`apache/kafka:${kafkaVersion}`);
+    expect(environmentOf(compose.services.kafka)).toMatchObject({ KAFKA_PROCESS_ROLES: 'broker,controller', KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'false' });
+    expect(compose.services.redis.image).toBe('redis:7');
+    const init = readFileSync(join(ROOT, 'deploy/compose/postgres-init.sh'), 'utf8');
+    expect(init).toMatch(/-v dbname=invoicing/);
+    expect(init).toMatch(/-v dev_passwords=true/);
+    expect(JSON.stringify(compose.services.postgres)).toContain('./tools/infra/postgres/bootstrap.sql:/invoicing/bootstrap.sql');
+  });
+
+  it('creates the revocation topic with 6 partitions and at least 2 h retention, once Kafka is healthy', () => {
+    const topics = compose.services['kafka-topics'];
+    const args = (topics.command as string[]).join(' ');
+    expect(args).toMatch(/--topic auth\.revocations\.v1/);
+    expect(args).toMatch(/--partitions 6\b/);
+    const retention = Number(/retention\.ms=(\d+)/.exec(args)?.[1]);
+    expect(retention).toBeGreaterThanOrEqual(2 * 3600 * 1000);
+    expect(topics.depends_on).toEqual({ kafka: { condition: 'service_healthy' } });
+    expect(topics.restart).toBe('no');
+  });
+
+  it('has every landed service, built from the Dockerfile with its APP and PORT, and the gateway on 8080', () => {
+    for (const name of landedServices()) {
+      const service = compose.services[name];
+      expect({ name, present: !!service }).toEqual({ name, present: true });
+      expect(service.build).toEqual({ context: '.', args: { APP: name, PORT: String(SERVICES[name].port) } });
+    }
+    expect(compose.services.gateway.build?.args).toEqual({ APP: 'gateway', PORT: '8080' });
+    expect(compose.services.gateway.ports).toEqual(['8080:8080']);
+    // Only the gateway is published: the rest is reached through it.
+    const published = Object.entries(compose.services).filter(([, s]) => s.ports?.length).map(([n]) => n);
+    expect(published).toEqual(['gateway']);
+  });
+
+  it('runs a one-shot migration per service with a schema, before the service starts', () => {
+    for (const name of landedServices()) {
+      const deps = dependenciesOf(envSpecOf(name));
+      const migrate = compose.services[`${name}-migrate`];
+      if (!deps.migrations) {
+        expect({ name, migrate }).toEqual({ name, migrate: undefined });
+        continue;
+      }
+      expect({ name, migrate: !!migrate }).toEqual({ name, migrate: true });
+      expect(isMigration(migrate)).toBe(true);
+      expect(appOf(migrate)).toBe(name);
+      expect(migrate.restart).toBe('no');
+      expect(migrate.depends_on?.postgres).toEqual({ condition: 'service_healthy' });
+      expect(compose.services[name].depends_on?.[`${name}-migrate`]).toEqual({ condition: 'service_completed_successfully' });
+    }
+  });
+
+  it('starts in order: each dependency is waited for by health or completion, and each has a health check', () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      for (const [dependency, { condition }] of Object.entries(service.depends_on ?? {})) {
+        const target = compose.services[dependency];
+        expect({ name, dependency, exists: !!target }).toEqual({ name, dependency, exists: true });
+        expect(['service_healthy', 'service_completed_successfully']).toContain(condition);
+        if (condition === 'service_healthy') expect({ dependency, healthcheck: !!target.healthcheck }).toEqual({ dependency, healthcheck: true });
+        else expect({ dependency, restart: target.restart }).toEqual({ dependency, restart: 'no' });
+      }
+    }
+    for (const name of landedServices()) {
+      const deps = dependenciesOf(envSpecOf(name));
+      const dependsOn = compose.services[name].depends_on ?? {};
+      if (deps.kafka) expect({ name, topic: dependsOn['kafka-topics'] }).toEqual({ name, topic: { condition: 'service_completed_successfully' } });
+      if (deps.redis) expect({ name, redis: dependsOn.redis }).toEqual({ name, redis: { condition: 'service_healthy' } });
+      expect(compose.services.gateway.depends_on?.[name]).toEqual({ condition: 'service_healthy' });
+    }
+  });
+
+  it('checks readiness (not just liveness) of every app container, and hardens them', () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      if (!appOf(service)) continue;
+      expect({ name, read_only: service.read_only, cap_drop: service.cap_drop }).toEqual({ name, read_only: true, cap_drop: ['ALL'] });
+      if (isMigration(service)) continue;
+      expect({ name, check: JSON.stringify(service.healthcheck?.test) }).toEqual({ name, check: expect.stringContaining('/health/ready') });
+    }
+  });
+});

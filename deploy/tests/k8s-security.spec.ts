@@ -1,0 +1,172 @@
+import { SERVICES } from '@invoicing/contracts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Container, generated, K8sObject, named, ofKind, OVERLAYS, podLabelsOf, podSpecOf, render, renderOverlay, workloads } from './support/manifests';
+import { dependenciesOf, envSpecOf, INFRA_PORTS, landedServices, ROOT } from './support/platform';
+
+interface PolicyPeer {
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  podSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: unknown;
+}
+interface PolicyRule {
+  from?: PolicyPeer[];
+  to?: PolicyPeer[];
+  ports?: { protocol?: string; port: number | string }[];
+}
+interface PolicySpec {
+  podSelector: { matchLabels?: Record<string, string> };
+  policyTypes: string[];
+  ingress?: PolicyRule[];
+  egress?: PolicyRule[];
+}
+
+const policySpec = (p: K8sObject) => p.spec as PolicySpec;
+
+function matches(selector: { matchLabels?: Record<string, string> }, labels: Record<string, string>): boolean {
+  return Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+/** Policies that select a pod with these labels (an empty selector selects every pod). */
+function policiesFor(objects: readonly K8sObject[], labels: Record<string, string>): PolicySpec[] {
+  return ofKind(objects, 'NetworkPolicy').map(policySpec).filter((p) => matches(p.podSelector, labels));
+}
+
+function ports(rules: readonly PolicyRule[] | undefined): number[] {
+  return [...new Set((rules ?? []).flatMap((r) => (r.ports ?? []).map((p) => Number(p.port))))].sort((a, b) => a - b);
+}
+
+function checkContainer(where: string, c: Container): void {
+  expect({ where, securityContext: c.securityContext }).toEqual({
+    where,
+    securityContext: expect.objectContaining({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } }),
+  });
+  for (const kind of ['requests', 'limits'] as const) {
+    expect({ where, kind, cpu: !!c.resources?.[kind]?.cpu, memory: !!c.resources?.[kind]?.memory }).toEqual({ where, kind, cpu: true, memory: true });
+  }
+}
+
+describe.each(['base', ...OVERLAYS])('Kubernetes security and availability (%s)', (dir) => {
+  const objects = dir === 'base' ? render('base') : renderOverlay(dir as (typeof OVERLAYS)[number]);
+  const services = landedServices();
+
+  it('every pod runs as non-root with the RuntimeDefault seccomp profile, a read-only root filesystem, no capability, and requests and limits', () => {
+    const all = workloads(objects);
+    expect(all.length).toBeGreaterThanOrEqual(services.length + 2);
+    for (const workload of all) {
+      const where = `${workload.kind}/${workload.metadata.name}`;
+      const pod = podSpecOf(workload);
+      expect({ where, pod: pod.securityContext }).toEqual({ where, pod: expect.objectContaining({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }) });
+      expect({ where, automount: pod.automountServiceAccountToken }).toEqual({ where, automount: false });
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) checkContainer(`${where}/${c.name}`, c);
+    }
+  });
+
+  it('each service has a Deployment with startup, liveness (/health/live) and readiness (/health/ready) probes on its port', () => {
+    for (const name of services) {
+      const deployment = named(objects, 'Deployment', name) as K8sObject;
+      expect({ name, deployment: !!deployment }).toEqual({ name, deployment: true });
+      const [container] = podSpecOf(deployment).containers;
+      expect(container.ports).toEqual([{ name: 'http', containerPort: SERVICES[name].port }]);
+      expect(container.startupProbe?.httpGet).toEqual({ path: '/health/live', port: 'http' });
+      expect(container.livenessProbe?.httpGet).toEqual({ path: '/health/live', port: 'http' });
+      expect(container.readinessProbe?.httpGet).toEqual({ path: '/health/ready', port: 'http' });
+      const port = container.env?.find((e) => e.name === 'PORT')?.value;
+      expect({ name, PORT: port }).toEqual({ name, PORT: String(SERVICES[name].port) });
+      expect(container.args).toEqual(['serve']);
+    }
+  });
+
+  it('each service has a Service, an autoscaling/v2 HorizontalPodAutoscaler and a PodDisruptionBudget that select its pods', () => {
+    for (const name of services) {
+      const deployment = named(objects, 'Deployment', name) as K8sObject;
+      const labels = podLabelsOf(deployment);
+      const service = named(objects, 'Service', name);
+      expect({ name, service: !!service }).toEqual({ name, service: true });
+      expect(matches({ matchLabels: (service?.spec as { selector: Record<string, string> }).selector }, labels)).toBe(true);
+      const hpa = named(objects, 'HorizontalPodAutoscaler', name);
+      expect({ name, hpa: hpa?.apiVersion }).toEqual({ name, hpa: 'autoscaling/v2' });
+      const hpaSpec = hpa?.spec as { scaleTargetRef: { kind: string; name: string }; minReplicas: number; maxReplicas: number };
+      expect(hpaSpec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name });
+      expect(hpaSpec.maxReplicas).toBeGreaterThan(hpaSpec.minReplicas);
+      const pdb = named(objects, 'PodDisruptionBudget', name);
+      expect({ name, pdb: pdb?.apiVersion }).toEqual({ name, pdb: 'policy/v1' });
+      expect(matches((pdb?.spec as { selector: { matchLabels: Record<string, string> } }).selector, labels)).toBe(true);
+    }
+  });
+
+  it('denies all traffic by default and lets every pod resolve names', () => {
+    const policies = ofKind(objects, 'NetworkPolicy').map(policySpec);
+    const denyAll = policies.find((p) => Object.keys(p.podSelector.matchLabels ?? {}).length === 0 && !p.ingress && !p.egress);
+    expect(denyAll?.policyTypes.sort()).toEqual(['Egress', 'Ingress']);
+    const dns = policies.find((p) => Object.keys(p.podSelector.matchLabels ?? {}).length === 0 && p.egress);
+    expect(dns?.egress?.[0].to?.[0]).toEqual({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } });
+    expect(ports(dns?.egress)).toEqual([53]);
+  });
+
+  it('lets each service receive only from the ingress controller and Prometheus on its port, and send only to what it reads', () => {
+    for (const name of services) {
+      const labels = podLabelsOf(named(objects, 'Deployment', name) as K8sObject);
+      const own = policiesFor(objects, labels).filter((p) => Object.keys(p.podSelector.matchLabels ?? {}).length > 0);
+      expect({ name, policies: own.length }).toEqual({ name, policies: 1 });
+      const [policy] = own;
+      expect(policy.policyTypes.sort()).toEqual(['Egress', 'Ingress']);
+      expect(ports(policy.ingress)).toEqual([SERVICES[name].port]);
+      const sources = (policy.ingress ?? []).flatMap((r) => r.from ?? []).map((f) => f.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name']);
+      expect(sources.sort()).toEqual(['ingress-nginx', 'monitoring']);
+      const deps = dependenciesOf(envSpecOf(name));
+      const needed = (Object.keys(INFRA_PORTS) as (keyof typeof INFRA_PORTS)[]).filter((k) => deps[k]).map((k) => INFRA_PORTS[k]).sort((a, b) => a - b);
+      expect({ name, egress: ports(policy.egress) }).toEqual({ name, egress: needed });
+    }
+  });
+
+  it('lets each Job reach only the store it works on', () => {
+    const expectations: Record<string, number[]> = { 'kafka-topic-job': [INFRA_PORTS.kafka], 'postgres-bootstrap-job': [INFRA_PORTS.postgres] };
+    for (const name of services) if (dependenciesOf(envSpecOf(name)).migrations) expectations[`${name}-migrate`] = [INFRA_PORTS.postgres];
+    for (const [job, allowed] of Object.entries(expectations)) {
+      const workload = named(objects, 'Job', job) as K8sObject;
+      expect({ job, exists: !!workload }).toEqual({ job, exists: true });
+      const own = policiesFor(objects, podLabelsOf(workload)).filter((p) => Object.keys(p.podSelector.matchLabels ?? {}).length > 0);
+      expect({ job, ingress: own.flatMap((p) => p.ingress ?? []), egress: ports(own.flatMap((p) => p.egress ?? [])) }).toEqual({ job, ingress: [], egress: allowed });
+    }
+  });
+});
+
+describe('setup Jobs', () => {
+  const objects = render('base');
+
+  it('the Kafka topic Job creates auth.revocations.v1 with 6 partitions and retention of at least 7200000 ms', () => {
+    const job = named(objects, 'Job', 'kafka-topic-job') as K8sObject;
+    const script = podSpecOf(job).containers[0].args?.join('\n') ?? '';
+    expect(script).toMatch(/--create --if-not-exists/);
+    expect(script).toMatch(/--topic auth\.revocations\.v1/);
+    expect(script).toMatch(/--partitions 6\b/);
+    expect(Number(/retention\.ms=(\d+)/.exec(script)?.[1])).toBeGreaterThanOrEqual(7200000);
+    const infraLib = readFileSync(join(ROOT, 'tools/infra/lib.sh'), 'utf8');
+    const kafkaVersion = /KAFKA_VERSION="\$\{KAFKA_VERSION:-([0-9.]+)\}"/.exec(infraLib)?.[1];
+    expect(podSpecOf(job).containers[0].image).toBe(`apache/kafka:${kafkaVersion}`);
+  });
+
+  it('the Postgres bootstrap Job runs the very bootstrap.sql of tools/infra, without dev passwords', () => {
+    const copy = readFileSync(join(ROOT, 'deploy/k8s/base/platform/postgres/bootstrap.sql'), 'utf8');
+    const original = readFileSync(join(ROOT, 'tools/infra/postgres/bootstrap.sql'), 'utf8');
+    expect(copy).toBe(original);
+    const job = named(objects, 'Job', 'postgres-bootstrap-job') as K8sObject;
+    const script = podSpecOf(job).containers[0].args?.join('\n') ?? '';
+    expect(script).toMatch(/-v dev_passwords=false -f \/bootstrap\/bootstrap\.sql/);
+    expect(script).toMatch(/set-passwords\.sh/);
+    const configMap = generated(objects, 'ConfigMap', 'postgres-bootstrap');
+    expect(Object.keys((configMap?.data as Record<string, string>) ?? {}).sort()).toEqual(['bootstrap.sql', 'set-passwords.sh']);
+  });
+
+  it('the Postgres bootstrap Job sets the password of every service role from that service\u2019s own Secret', () => {
+    const job = named(objects, 'Job', 'postgres-bootstrap-job') as K8sObject;
+    const env = podSpecOf(job).containers[0].env ?? [];
+    for (const name of landedServices().filter((n) => dependenciesOf(envSpecOf(n)).migrations)) {
+      for (const key of ['DATABASE_URL', 'MIGRATION_DATABASE_URL']) {
+        const variable = env.find((e) => e.valueFrom?.secretKeyRef?.name === `${name}-database` && e.valueFrom.secretKeyRef.key === key);
+        expect({ name, key, passed: variable?.name }).toEqual({ name, key, passed: expect.stringMatching(/DATABASE_URL$/) });
+      }
+    }
+  });
+});

@@ -1,0 +1,57 @@
+import { SERVICES, ServiceName } from '@invoicing/contracts';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(__dirname, '../../..');
+
+/** One variable a service reads, as its `env-spec` command prints it. */
+export interface EnvVariable {
+  name: string;
+  required: boolean;
+  secret: boolean;
+}
+
+/**
+ * The services of the platform table that exist in this checkout. Others are being written: the
+ * deploy material covers a service from the moment its app lands (and these tests then demand it).
+ */
+export function landedServices(): ServiceName[] {
+  return (Object.keys(SERVICES) as ServiceName[]).filter((name) => existsSync(join(ROOT, 'apps', name, 'project.json')));
+}
+
+export function mainOf(app: string): string {
+  return join(ROOT, 'dist/apps', app, 'apps', app, 'src/main.js');
+}
+
+const specCache = new Map<string, EnvVariable[]>();
+
+/** The variables an app reads, from its built `main.js env-spec` (the project's test target builds it). */
+export function envSpecOf(app: string): EnvVariable[] {
+  const cached = specCache.get(app);
+  if (cached) return cached;
+  const main = mainOf(app);
+  if (!existsSync(main)) throw new Error(`${main} is missing: build it first (npx nx run ${app}:build)`);
+  const spec = JSON.parse(execFileSync(process.execPath, [main, 'env-spec'], { cwd: ROOT, encoding: 'utf8', env: {} })) as EnvVariable[];
+  specCache.set(app, spec);
+  return spec;
+}
+
+/** Runs another command of a built app with exactly the given environment and parses its JSON output. */
+export function runJsonCommand<T>(app: string, command: string, env: Record<string, string>): T {
+  return JSON.parse(execFileSync(process.execPath, [mainOf(app), command], { cwd: ROOT, encoding: 'utf8', env })) as T;
+}
+
+/** The infrastructure a service talks to, derived from the variables it reads (contract section 1). */
+export function dependenciesOf(spec: readonly EnvVariable[]): { postgres: boolean; migrations: boolean; redis: boolean; kafka: boolean } {
+  const names = new Set(spec.map((v) => v.name));
+  return {
+    postgres: names.has('DATABASE_URL'),
+    migrations: names.has('MIGRATION_DATABASE_URL'),
+    redis: names.has('REDIS_URL'),
+    kafka: names.has('KAFKA_BROKERS'),
+  };
+}
+
+/** Port of each kind of infrastructure, as the NetworkPolicies open them. */
+export const INFRA_PORTS = { postgres: 5432, redis: 6379, kafka: 9092 } as const;
