@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { appOf, ComposeFile, environmentOf, isMigration, loadCompose } from './support/compose';
-import { dependenciesOf, envSpecOf, landedServices, ROOT } from './support/platform';
+import { connectionVariables, dependenciesOf, envSpecOf, landedServices, peerVariable, ROOT } from './support/platform';
 
 const schema = JSON.parse(readFileSync(join(__dirname, 'schemas/compose-spec.json'), 'utf8')) as Record<string, unknown>;
 
@@ -90,6 +90,22 @@ describe('docker-compose.yml', () => {
       expect(migrate.restart).toBe('no');
       expect(migrate.depends_on?.postgres).toEqual({ condition: 'service_healthy' });
       expect(compose.services[name].depends_on?.[`${name}-migrate`]).toEqual({ condition: 'service_completed_successfully' });
+    }
+  });
+
+  it('sets every connection variable (database, Redis, Kafka, other services) to a compose host', () => {
+    for (const name of landedServices()) {
+      const spec = envSpecOf(name);
+      const env = environmentOf(compose.services[name]);
+      // The schema owner's URL is only used by the one-shot migration (and only required in production).
+      for (const variable of connectionVariables(spec).filter((v) => v !== 'MIGRATION_DATABASE_URL')) {
+        expect({ name, variable, set: variable in env }).toEqual({ name, variable, set: true });
+      }
+      for (const peer of dependenciesOf(spec).peers) {
+        expect({ name, peer, url: env[peerVariable(peer)] }).toEqual({ name, peer, url: `http://${peer}:${SERVICES[peer].port}` });
+      }
+      const migrate = compose.services[`${name}-migrate`];
+      if (migrate) expect(environmentOf(migrate).MIGRATION_DATABASE_URL).toMatch(/@postgres:5432\//);
     }
   });
 

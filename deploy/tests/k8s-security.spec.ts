@@ -104,7 +104,8 @@ describe.each(['base', ...OVERLAYS])('Kubernetes security and availability (%s)'
     expect(ports(dns?.egress)).toEqual([53]);
   });
 
-  it('lets each service receive only from the ingress controller and Prometheus on its port, and send only to what it reads', () => {
+  it('lets each service receive only from the ingress controller, Prometheus and its callers, and send only to what it reads', () => {
+    const callersOf = (target: string) => services.filter((caller) => dependenciesOf(envSpecOf(caller)).peers.some((peer) => peer === target));
     for (const name of services) {
       const labels = podLabelsOf(named(objects, 'Deployment', name) as K8sObject);
       const own = policiesFor(objects, labels).filter((p) => Object.keys(p.podSelector.matchLabels ?? {}).length > 0);
@@ -112,11 +113,18 @@ describe.each(['base', ...OVERLAYS])('Kubernetes security and availability (%s)'
       const [policy] = own;
       expect(policy.policyTypes.sort()).toEqual(['Egress', 'Ingress']);
       expect(ports(policy.ingress)).toEqual([SERVICES[name].port]);
-      const sources = (policy.ingress ?? []).flatMap((r) => r.from ?? []).map((f) => f.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name']);
-      expect(sources.sort()).toEqual(['ingress-nginx', 'monitoring']);
+      const from = (policy.ingress ?? []).flatMap((r) => r.from ?? []);
+      expect(from.map((f) => f.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name']).filter(Boolean).sort()).toEqual(['ingress-nginx', 'monitoring']);
+      expect({ name, callers: from.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/name']).filter(Boolean).sort() }).toEqual({ name, callers: callersOf(name).sort() });
       const deps = dependenciesOf(envSpecOf(name));
-      const needed = (Object.keys(INFRA_PORTS) as (keyof typeof INFRA_PORTS)[]).filter((k) => deps[k]).map((k) => INFRA_PORTS[k]).sort((a, b) => a - b);
+      const infra = (Object.keys(INFRA_PORTS) as (keyof typeof INFRA_PORTS)[]).filter((k) => deps[k]).map((k) => INFRA_PORTS[k]);
+      const needed = [...new Set([...infra, ...deps.peers.map((p) => SERVICES[p].port)])].sort((a, b) => a - b);
       expect({ name, egress: ports(policy.egress) }).toEqual({ name, egress: needed });
+      // A service is reached through a pod selector, never through an open port.
+      for (const peer of deps.peers) {
+        const rule = (policy.egress ?? []).find((r) => r.to?.some((t) => t.podSelector?.matchLabels?.['app.kubernetes.io/name'] === peer));
+        expect({ name, peer, ports: ports(rule ? [rule] : []) }).toEqual({ name, peer, ports: [SERVICES[peer].port] });
+      }
     }
   });
 

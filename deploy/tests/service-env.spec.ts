@@ -1,7 +1,8 @@
 import { isPlaceholderSecret } from '@invoicing/service-kit';
 import { appOf, environmentOf, isMigration, loadCompose } from './support/compose';
 import { Container, EnvVar, generated, K8sObject, named, OVERLAYS, podSpecOf, render, renderOverlay } from './support/manifests';
-import { envSpecOf, EnvVariable, landedServices } from './support/platform';
+import { SERVICES } from '@invoicing/contracts';
+import { connectionVariables, dependenciesOf, envSpecOf, EnvVariable, landedServices, peerVariable } from './support/platform';
 
 /** Where a Kubernetes container's variable comes from. */
 type Source = { kind: 'value'; value: string } | { kind: 'configMap'; name: string; key: string } | { kind: 'secret'; name: string; key: string; optional: boolean };
@@ -121,6 +122,11 @@ describe('environment variables match what each service reads (its env-spec)', (
         // Production refuses to start without each secret (no development default), so all are set.
         for (const v of spec.filter((s) => s.secret)) expect({ name, secret: v.name, set: sources.get(v.name)?.kind }).toEqual({ name, secret: v.name, set: 'secret' });
         expect(sources.get('NODE_ENV')).toEqual({ kind: 'configMap', name: expect.stringMatching(/^invoicing-platform/), key: 'NODE_ENV' });
+        // Loopback defaults mean nothing in a pod: every connection variable is set.
+        for (const variable of connectionVariables(spec)) expect({ name, variable, set: sources.has(variable) }).toEqual({ name, variable, set: true });
+        for (const peer of dependenciesOf(spec).peers) {
+          expect({ name, peer, url: sources.get(peerVariable(peer)) }).toEqual({ name, peer, url: { kind: 'value', value: `http://${peer}:${SERVICES[peer].port}` } });
+        }
       }
     });
 

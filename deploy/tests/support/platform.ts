@@ -42,15 +42,38 @@ export function runJsonCommand<T>(app: string, command: string, env: Record<stri
   return JSON.parse(execFileSync(process.execPath, [mainOf(app), command], { cwd: ROOT, encoding: 'utf8', env })) as T;
 }
 
-/** The infrastructure a service talks to, derived from the variables it reads (contract section 1). */
-export function dependenciesOf(spec: readonly EnvVariable[]): { postgres: boolean; migrations: boolean; redis: boolean; kafka: boolean } {
+/** The variable that points a service at another service of the table, e.g. `CLIENT_SERVICE_URL`. */
+export function peerVariable(service: ServiceName): string {
+  return `${service.replace(/-/g, '_').toUpperCase()}_URL`;
+}
+
+/**
+ * What a service talks to, derived from the variables it reads: the infrastructure of contract
+ * section 1, and the other services it calls directly (reference checks) through `<SERVICE>_URL`.
+ */
+export function dependenciesOf(spec: readonly EnvVariable[]): {
+  postgres: boolean;
+  migrations: boolean;
+  redis: boolean;
+  kafka: boolean;
+  peers: ServiceName[];
+} {
   const names = new Set(spec.map((v) => v.name));
   return {
     postgres: names.has('DATABASE_URL'),
     migrations: names.has('MIGRATION_DATABASE_URL'),
     redis: names.has('REDIS_URL'),
     kafka: names.has('KAFKA_BROKERS'),
+    peers: (Object.keys(SERVICES) as ServiceName[]).filter((name) => names.has(peerVariable(name))),
   };
+}
+
+/**
+ * Variables that locate something over the network. Their development defaults point at loopback,
+ * which means nothing inside a container, so compose and Kubernetes must set every one of them.
+ */
+export function connectionVariables(spec: readonly EnvVariable[]): string[] {
+  return spec.map((v) => v.name).filter((n) => /(_URL|_BROKERS)$/.test(n));
 }
 
 /** Port of each kind of infrastructure, as the NetworkPolicies open them. */
