@@ -32,6 +32,8 @@ export function calculateInvoice(
   lines.forEach((line, i) => {
     const field = `line_items[${i}]`;
     const product = line.product_id ? products.get(line.product_id) : undefined;
+    // A product that could not be used has its own error already; do not pile on more for the line.
+    if (line.product_id && !product) return;
     const quantity = parseQuantity(line.quantity);
     if (quantity === null || quantity <= 0n) {
       errors.add(`${field}.quantity`, 'invalid_quantity', 'must be greater than 0 with at most 3 decimal places');

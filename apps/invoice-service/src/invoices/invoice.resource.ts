@@ -56,17 +56,17 @@ export const INVOICE_RESOURCE: ResourceDefinition<InvoiceEntity, CreateInvoiceRe
   conflicts: { invoices_number_unique: DUPLICATE_NUMBER },
   onEvent: { [DOMAIN_EVENT_TYPES.payment]: applyPayment },
 
-  async build({ scope, caller, input, tx, id, now, references }) {
+  async build({ scope, input, tx, id, now, references }) {
     const errors = new FieldErrors();
     const issueDate = input.issue_date ?? now.toISOString().slice(0, 10);
     if (input.due_date !== undefined && input.due_date < issueDate) {
       errors.add('due_date', 'before_issue_date', 'must not be before issue_date');
     }
-    const client = await references.require(scope, caller, 'client', input.client_id, 'client_id');
+    const client = await references.require('client', input.client_id, 'client_id');
     const products = new Map<string, ProductDefaults>();
     for (const [i, line] of input.line_items.entries()) {
       if (!line.product_id || products.has(line.product_id)) continue;
-      const product = await references.require(scope, caller, 'product', line.product_id, `line_items[${i}].product_id`);
+      const product = await references.require('product', line.product_id, `line_items[${i}].product_id`);
       const usesPrice = line.unit_price === undefined;
       if (usesPrice && product.currency !== input.currency) {
         errors.add(`line_items[${i}].product_id`, 'currency_mismatch', `the product is priced in ${String(product.currency)}, the invoice in ${input.currency}`);

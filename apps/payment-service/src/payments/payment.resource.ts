@@ -15,8 +15,8 @@ export const PAYMENT_RESOURCE: ResourceDefinition<PaymentEntity, CreatePaymentRe
   references: ['invoice'],
   filters: { invoice_id: { column: 'invoice_id', parse: (v) => parsePublicId('inv', v) } },
 
-  async build({ scope, caller, input, id, now, references }) {
-    const invoice = await references.require(scope, caller, 'invoice', input.invoice_id, 'invoice_id');
+  async build({ scope, input, id, now, references }) {
+    const invoice = await references.require('invoice', input.invoice_id, 'invoice_id');
     const errors = new FieldErrors();
     if (invoice.currency !== input.currency) {
       errors.add('currency', 'currency_mismatch', `must be the invoice's currency, ${String(invoice.currency)}`);

@@ -58,19 +58,27 @@ export class ReferenceResolver {
    * The referenced object, or a 422 naming `field` when it does not exist in the caller's
    * organization (another organization's object is refused exactly like an absent one).
    */
-  async require(scope: OrgScope, caller: CallerIdentity, kind: DomainObjectKind, publicId: string, field: string): Promise<KnownObject> {
+  async require(
+    scope: OrgScope,
+    caller: CallerIdentity,
+    kind: DomainObjectKind,
+    publicId: string,
+    field: string,
+    tx: EntityManager | DataSource = this.db,
+  ): Promise<KnownObject> {
     const missing = () =>
       ProblemException.validation([{ field, code: 'not_found', message: `no such ${kind} in this organization` }]);
     const id = parsePublicId(ID_PREFIXES[PREFIX_OF[kind]], publicId);
     if (!id) throw missing();
-    const rows: Array<{ data: KnownObject }> = await this.db.query(
+    // On the caller's transaction: a second pool connection per request could starve the pool.
+    const rows: Array<{ data: KnownObject }> = await tx.query(
       `SELECT data FROM ${this.schema}.known_objects WHERE kind = $1 AND id = $2 AND organization_id = $3`,
       [kind, id, scope.organizationUuid],
     );
     if (rows[0]) return rows[0].data;
     const fetched = await this.askOwner(kind, publicId, caller);
     if (!fetched) throw missing();
-    await this.remember(this.db, kind, scope.organizationUuid, fetched);
+    await this.remember(tx, kind, scope.organizationUuid, fetched);
     return fetched;
   }
 

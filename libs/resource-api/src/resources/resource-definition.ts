@@ -2,7 +2,7 @@ import type { CallerIdentity } from '@invoicing/auth-guard';
 import type { DomainEvent, DomainEventType, DomainObjectKind, IdPrefix, Resource } from '@invoicing/contracts';
 import type { FieldError } from '@invoicing/service-kit';
 import type { EntityManager } from 'typeorm';
-import type { ReferenceResolver } from '../references/known-objects';
+import type { KnownObject } from '../references/known-objects';
 import type { OrgScope } from '../tenancy/org-scope';
 
 /** Columns every resource entity has. */
@@ -26,7 +26,8 @@ export interface BuildContext<C> {
   /** uuid of the new object */
   id: string;
   now: Date;
-  references: ReferenceResolver;
+  /** Resolves a reference to another service's object within the caller's organization (or 422). */
+  references: { require(kind: DomainObjectKind, publicId: string, field: string): Promise<KnownObject> };
 }
 
 export interface ListFilter {

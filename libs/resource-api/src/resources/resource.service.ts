@@ -1,5 +1,5 @@
 import type { CallerIdentity } from '@invoicing/auth-guard';
-import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, newId, parsePublicId, toPublicId } from '@invoicing/contracts';
+import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, newId, parsePublicId, toPublicId } from '@invoicing/contracts';
 import { ProblemException } from '@invoicing/service-kit';
 import { uuidv7 } from 'uuidv7';
 import { DataSource, QueryFailedError } from 'typeorm';
@@ -38,7 +38,11 @@ export class ResourceService<E extends ResourceEntityBase, C> {
     const result = await this.idempotency.run(scope, idempotencyKey, `POST ${this.path}`, body, async (tx) => {
       const input = this.validate(body);
       const id = parsePublicId(this.def.idPrefix, newId(this.def.idPrefix))!;
-      const entity = await this.def.build({ scope, caller, input, tx, id, now: new Date(), references: this.references });
+      const references = {
+        require: (kind: DomainObjectKind, publicId: string, field: string) =>
+          this.references.require(scope, caller, kind, publicId, field, tx),
+      };
+      const entity = await this.def.build({ scope, caller, input, tx, id, now: new Date(), references });
       try {
         await tx.getRepository(this.def.entity).insert(entity as never);
       } catch (e) {

@@ -1,0 +1,160 @@
+import { DOMAIN_EVENT_TYPES, newId } from '@invoicing/contracts';
+import { DomainEventsConsumer } from '@invoicing/resource-api';
+import { call, describeResourceContract, ResourceTestApp } from '@invoicing/resource-api/testing';
+import { INVOICE_SERVICE } from '../invoice-service.definition';
+
+async function clientIn(app: ResourceTestApp, org: string): Promise<string> {
+  const id = newId('cli');
+  await app.remember('client', org, { id, name: 'Globex', created_at: new Date().toISOString() });
+  return id;
+}
+
+const suite = describeResourceContract({
+  definition: INVOICE_SERVICE,
+  validBody: async (app, org, n) => ({
+    client_id: await clientIn(app, org),
+    currency: 'EUR',
+    line_items: [{ description: `Work ${n}`, quantity: 2, unit_price: 5000, tax_rate_bps: 2000 }],
+  }),
+  invalid: {
+    body: { client_id: 'cli_x', currency: 'eur', line_items: [], due_date: '2026-13-01' },
+    fields: ['client_id', 'currency', 'line_items', 'due_date'],
+  },
+});
+
+describe('invoices', () => {
+  const url = (path = '') => `${suite.app().baseUrl}/api/v1/invoices${path}`;
+
+  it('computes totals exactly and derives amount_due and status', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const r = await call('POST', url(), {
+      token: app.token({ organizationId: org }),
+      body: {
+        client_id: await clientIn(app, org),
+        currency: 'EUR',
+        issue_date: '2026-11-01',
+        due_date: '2026-11-30',
+        line_items: [
+          { description: 'Consulting', quantity: 1.5, unit_price: 10001, tax_rate_bps: 2000 },
+          { description: 'Hosting', quantity: '3', unit_price: 999, tax_rate_bps: 700 },
+        ],
+      },
+    });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({
+      number: 'INV-000001',
+      subtotal: 17999,
+      tax_total: 3210,
+      total: 21209,
+      amount_paid: 0,
+      amount_due: 21209,
+      status: 'open',
+      issue_date: '2026-11-01',
+      due_date: '2026-11-30',
+    });
+  });
+
+  it('gives 20 parallel creates 20 distinct sequential numbers', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const token = app.token({ organizationId: org });
+    const client = await clientIn(app, org);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call('POST', url(), { token, body: { client_id: client, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] } }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
+    const numbers = results.map((r) => r.body.number as string).sort();
+    expect(numbers).toEqual(Array.from({ length: 20 }, (_, i) => `INV-${String(i + 1).padStart(6, '0')}`));
+  });
+
+  it('refuses a duplicate explicit number with 409 and skips taken numbers in the sequence', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const token = app.token({ organizationId: org });
+    const body = { client_id: await clientIn(app, org), currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] };
+    expect((await call('POST', url(), { token, body: { ...body, number: 'INV-000001' } })).status).toBe(201);
+    const dup = await call('POST', url(), { token, body: { ...body, number: 'INV-000001' } });
+    expect(dup.status).toBe(409);
+    expect(dup.body.errors).toEqual([expect.objectContaining({ field: 'number', code: 'duplicate' })]);
+    expect((await call('POST', url(), { token, body })).body.number).toBe('INV-000002');
+  });
+
+  it("refuses a client or product of another organization like an absent one (422 naming the field)", async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const other = app.newOrganizationId();
+    const token = app.token({ organizationId: org });
+    const foreignClient = await clientIn(app, other);
+    const r = await call('POST', url(), { token, body: { client_id: foreignClient, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] } });
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toEqual([{ field: 'client_id', code: 'not_found', message: 'no such client in this organization' }]);
+    const foreignProduct = newId('prd');
+    await app.remember('product', other, { id: foreignProduct, name: 'W', unit_price: 1, tax_rate_bps: 0, currency: 'EUR', created_at: new Date().toISOString() });
+    const p = await call('POST', url(), {
+      token,
+      body: { client_id: await clientIn(app, org), currency: 'EUR', line_items: [{ quantity: 1, product_id: foreignProduct }] },
+    });
+    expect(p.status).toBe(422);
+    expect(p.body.errors).toEqual([expect.objectContaining({ field: 'line_items[0].product_id', code: 'not_found' })]);
+  });
+
+  it('fills a line from its product, and refuses a product priced in another currency', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const token = app.token({ organizationId: org });
+    const product = newId('prd');
+    await app.remember('product', org, { id: product, name: 'Widget', unit_price: 1250, tax_rate_bps: 1000, currency: 'EUR', created_at: new Date().toISOString() });
+    const client = await clientIn(app, org);
+    const r = await call('POST', url(), { token, body: { client_id: client, currency: 'EUR', line_items: [{ quantity: 3, product_id: product }] } });
+    expect(r.status).toBe(201);
+    expect((r.body.line_items as unknown[])[0]).toEqual({ description: 'Widget', quantity: 3, unit_price: 1250, tax_rate_bps: 1000, product_id: product, amount: 3750, tax: 375 });
+    const usd = await call('POST', url(), { token, body: { client_id: client, currency: 'USD', line_items: [{ quantity: 1, product_id: product }] } });
+    expect(usd.status).toBe(422);
+    expect(usd.body.errors).toEqual([expect.objectContaining({ field: 'line_items[0].product_id', code: 'currency_mismatch' })]);
+  });
+
+  it('refuses a due date before the issue date and a quantity with 4 decimals', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const r = await call('POST', url(), {
+      token: app.token({ organizationId: org }),
+      body: { client_id: await clientIn(app, org), currency: 'EUR', issue_date: '2026-11-10', due_date: '2026-11-09', line_items: [{ description: 'x', quantity: 1.0001, unit_price: 1 }] },
+    });
+    expect(r.status).toBe(422);
+    expect((r.body.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['due_date', 'line_items[0].quantity']);
+  });
+
+  it('applies a payment event once (redelivery is a no-op) and filters by status and client', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const token = app.token({ organizationId: org });
+    const client = await clientIn(app, org);
+    const created = await call('POST', url(), { token, body: { client_id: client, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1000 }] } });
+    const invoiceId = created.body.id as string;
+    const payment = (amount: number, id = newId('pay')) => ({
+      specversion: '1.0', id: newId('evt'), source: '/invoicing/payment-service', type: DOMAIN_EVENT_TYPES.payment, subject: id,
+      time: new Date().toISOString(), datacontenttype: 'application/json',
+      data: { organization_id: org, object: { object: 'payment', id, created_at: new Date().toISOString(), invoice_id: invoiceId, amount, currency: 'EUR', method: null, paid_at: new Date().toISOString(), reference: null } },
+    });
+    const consumer = app.service.app.get(DomainEventsConsumer);
+    const deliver = (event: unknown) => consumer.handle({ topic: 't', partition: 0, offset: '0', key: null, value: Buffer.from(JSON.stringify(event)), timestamp: Date.now() });
+    const first = payment(400);
+    await deliver(first);
+    await deliver(first);
+    let invoice = (await call('GET', url(`/${invoiceId}`), { token })).body;
+    expect(invoice).toMatchObject({ amount_paid: 400, amount_due: 600, status: 'partially_paid' });
+    await deliver(payment(700));
+    invoice = (await call('GET', url(`/${invoiceId}`), { token })).body;
+    expect(invoice).toMatchObject({ amount_paid: 1100, amount_due: 0, status: 'paid' });
+
+    const paid = await call('GET', url('?status=paid'), { token });
+    expect((paid.body.data as Array<{ id: string }>).map((i) => i.id)).toEqual([invoiceId]);
+    expect((await call('GET', url('?status=open'), { token })).body.data).toEqual([]);
+    expect((await call('GET', url(`?client_id=${client}`), { token })).body.data).toHaveLength(1);
+    expect((await call('GET', url(`?client_id=${newId('cli')}`), { token })).body.data).toEqual([]);
+    expect((await call('GET', url('?status=void'), { token })).status).toBe(400);
+  });
+});

@@ -1,0 +1,54 @@
+import { newId } from '@invoicing/contracts';
+import { call, describeResourceContract, ResourceTestApp } from '@invoicing/resource-api/testing';
+import { PAYMENT_SERVICE } from '../payment-service.definition';
+
+async function invoiceIn(app: ResourceTestApp, org: string, currency = 'EUR'): Promise<string> {
+  const id = newId('inv');
+  await app.remember('invoice', org, { id, currency, created_at: new Date().toISOString() });
+  return id;
+}
+
+const suite = describeResourceContract({
+  definition: PAYMENT_SERVICE,
+  validBody: async (app, org, n) => ({ invoice_id: await invoiceIn(app, org), amount: 1000 + n, currency: 'EUR', method: 'bank_transfer', reference: `R-${n}` }),
+  invalid: { body: { invoice_id: 'inv_x', amount: 0, currency: 'EUR', method: 'barter' }, fields: ['invoice_id', 'amount', 'method'] },
+});
+
+describe('payments', () => {
+  const url = () => `${suite.app().baseUrl}/api/v1/payments`;
+
+  it("refuses an invoice of another organization exactly like an absent one (422 naming invoice_id)", async () => {
+    const app = suite.app();
+    const foreignInvoice = await invoiceIn(app, app.newOrganizationId());
+    const token = app.token({ organizationId: app.newOrganizationId() });
+    const foreign = await call('POST', url(), { token, body: { invoice_id: foreignInvoice, amount: 100, currency: 'EUR' } });
+    const absent = await call('POST', url(), { token, body: { invoice_id: newId('inv'), amount: 100, currency: 'EUR' } });
+    for (const r of [foreign, absent]) {
+      expect(r.status).toBe(422);
+      expect(r.body.errors).toEqual([{ field: 'invoice_id', code: 'not_found', message: 'no such invoice in this organization' }]);
+    }
+  });
+
+  it("requires the invoice's currency", async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const r = await call('POST', url(), { token: app.token({ organizationId: org }), body: { invoice_id: await invoiceIn(app, org, 'USD'), amount: 100, currency: 'EUR' } });
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toEqual([expect.objectContaining({ field: 'currency', code: 'currency_mismatch' })]);
+  });
+
+  it('filters by invoice_id and defaults paid_at to now', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const token = app.token({ organizationId: org });
+    const a = await invoiceIn(app, org);
+    const b = await invoiceIn(app, org);
+    const before = Date.now();
+    const created = await call('POST', url(), { token, body: { invoice_id: a, amount: 5, currency: 'EUR' } });
+    expect(Date.parse(created.body.paid_at as string)).toBeGreaterThanOrEqual(before - 1000);
+    await call('POST', url(), { token, body: { invoice_id: b, amount: 7, currency: 'EUR', paid_at: '2026-01-02T03:04:05.000Z' } });
+    const filtered = await call('GET', `${url()}?invoice_id=${a}`, { token });
+    expect((filtered.body.data as Array<{ invoice_id: string }>).map((p) => p.invoice_id)).toEqual([a]);
+    expect((await call('GET', `${url()}?invoice_id=nope`, { token })).status).toBe(400);
+  });
+});

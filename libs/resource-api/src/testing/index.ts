@@ -1,0 +1,3 @@
+/** Test helpers for resource services (integration tier). Not part of the runtime library. */
+export * from './resource-test-app';
+export * from './resource-contract';

@@ -1,0 +1,167 @@
+/* Shared integration suite: the contract of sections 7 and 8 for one resource service. Jest globals. */
+import { createSigner } from 'fast-jwt';
+import type { ResourceServiceDefinition } from '../bootstrap/resource-service';
+import { call, HttpAnswer, ResourceTestApp, startResourceTestApp } from './resource-test-app';
+
+export interface ResourceContractOptions {
+  definition: ResourceServiceDefinition;
+  /** A valid create body for an organization (may arrange references first). */
+  validBody(app: ResourceTestApp, organizationId: string, n: number): Promise<Record<string, unknown>>;
+  /** A body that fails validation, and the fields the 422 must name. */
+  invalid: { body: Record<string, unknown>; fields: string[] };
+}
+
+const withoutRequestId = (a: HttpAnswer) => ({ ...a.body, request_id: undefined });
+
+export function describeResourceContract(options: ResourceContractOptions): { app: () => ResourceTestApp } {
+  const resource = options.definition.resource.resource;
+  const prefix = options.definition.resource.idPrefix;
+  let app: ResourceTestApp;
+  const url = (path = '') => `${app.baseUrl}/api/v1/${resource}${path}`;
+
+  async function create(organizationId: string, n = 0, headers: Record<string, string> = {}) {
+    const body = await options.validBody(app, organizationId, n);
+    return call('POST', url(), { token: app.token({ organizationId }), body, headers });
+  }
+
+  beforeAll(async () => {
+    app = await startResourceTestApp(options.definition);
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  describe(`${resource}: contract sections 7 and 8`, () => {
+    it('creates with 201, a Location header and the prefixed object, and reads it back', async () => {
+      const org = app.newOrganizationId();
+      const created = await create(org);
+      expect(created.status).toBe(201);
+      expect(created.body.id).toMatch(new RegExp(`^${prefix}_[0-9a-f]{32}$`));
+      expect(created.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(created.headers.get('location')).toBe(`/api/v1/${resource}/${created.body.id}`);
+      const read = await call('GET', url(`/${created.body.id}`), { token: app.token({ organizationId: org }) });
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual(created.body);
+    });
+
+    it('lists newest first and pages through every object exactly once', async () => {
+      const org = app.newOrganizationId();
+      const ids: string[] = [];
+      for (let i = 0; i < 23; i++) ids.push((await create(org, i)).body.id as string);
+      const token = app.token({ organizationId: org });
+      const seen: string[] = [];
+      let after: string | undefined;
+      let pages = 0;
+      for (;;) {
+        const page = await call('GET', url(`?limit=5${after ? `&starting_after=${after}` : ''}`), { token });
+        expect(page.status).toBe(200);
+        expect(page.body.object).toBe('list');
+        const data = page.body.data as Array<{ id: string }>;
+        seen.push(...data.map((d) => d.id));
+        pages += 1;
+        if (!page.body.has_more) break;
+        after = data[data.length - 1].id;
+      }
+      expect(pages).toBe(5);
+      expect(seen).toEqual([...ids].reverse());
+      const firstDefault = await call('GET', url(), { token });
+      expect((firstDefault.body.data as unknown[]).length).toBe(20);
+      expect(firstDefault.body.has_more).toBe(true);
+    });
+
+    it('refuses bad list parameters with 400', async () => {
+      const token = app.token();
+      for (const q of ['limit=0', 'limit=101', 'limit=abc', 'starting_after=nope', 'sort=asc']) {
+        const r = await call('GET', url(`?${q}`), { token });
+        expect({ q, status: r.status, type: r.headers.get('content-type') }).toEqual({
+          q,
+          status: 400,
+          type: 'application/problem+json; charset=utf-8',
+        });
+      }
+    });
+
+    it("answers another organization's id exactly like an absent or malformed one, and never lists it", async () => {
+      const owner = app.newOrganizationId();
+      const created = await create(owner);
+      const stranger = app.token({ organizationId: app.newOrganizationId() });
+      const foreign = await call('GET', url(`/${created.body.id}`), { token: stranger });
+      const absent = await call('GET', url(`/${prefix}_${'0'.repeat(32)}`), { token: stranger });
+      const malformed = await call('GET', url('/not-an-id'), { token: stranger });
+      for (const r of [foreign, absent, malformed]) expect(r.status).toBe(404);
+      expect(withoutRequestId(foreign)).toEqual(withoutRequestId(absent));
+      expect(withoutRequestId(foreign)).toEqual(withoutRequestId(malformed));
+      const list = await call('GET', url(), { token: stranger });
+      expect(list.body.data).toEqual([]);
+    });
+
+    it('requires a valid access token (401 with an RFC 6750 challenge)', async () => {
+      const none = await call('GET', url());
+      expect(none.status).toBe(401);
+      expect(none.headers.get('www-authenticate')).toBe('Bearer realm="invoicing"');
+      const garbage = await call('GET', url(), { token: 'abc.def.ghi' });
+      expect(garbage.status).toBe(401);
+      expect(garbage.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      const expired = await call('GET', url(), { token: app.token({ expiresIn: -120 }) });
+      expect(expired.status).toBe(401);
+      const forged = createSigner({ key: Buffer.alloc(32, 7), algorithm: 'HS256', kid: 'dev-only', header: { alg: 'HS256', typ: 'at+jwt' } })({
+        iss: app.config.JWT_ISSUER, aud: app.config.JWT_AUDIENCE, sub: 'key_x', client_id: 'x', org_id: 'org_x', scope: `read:${resource}`,
+        sid: 'ses_x', jti: 'j', iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 60,
+      });
+      expect((await call('GET', url(), { token: forged })).status).toBe(401);
+      expect(none.headers.get('content-type')).toContain('application/problem+json');
+    });
+
+    it('requires the scope (403 insufficient_scope naming it)', async () => {
+      const readOnly = app.token({ scopes: [`read:${resource}`] });
+      const r = await call('POST', url(), { token: readOnly, body: await options.validBody(app, app.newOrganizationId(), 0) });
+      expect(r.status).toBe(403);
+      expect(r.headers.get('www-authenticate')).toBe(`Bearer realm="invoicing", error="insufficient_scope", scope="write:${resource}"`);
+      const writeOnly = app.token({ scopes: [`write:${resource}`] });
+      expect((await call('GET', url(), { token: writeOnly })).status).toBe(403);
+    });
+
+    it('answers malformed JSON 400, a non-JSON body 415, an oversized body 413, invalid fields 422', async () => {
+      const token = app.token();
+      expect((await call('POST', url(), { token, body: '{"a":' })).status).toBe(400);
+      const text = await call('POST', url(), { token, body: 'name=x', headers: { 'content-type': 'text/plain' } });
+      expect(text.status).toBe(415);
+      const form = await call('POST', url(), { token, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(form.status).toBe(415);
+      const huge = await call('POST', url(), { token, body: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }) });
+      expect(huge.status).toBe(413);
+      const invalid = await call('POST', url(), { token, body: options.invalid.body });
+      expect(invalid.status).toBe(422);
+      expect(invalid.headers.get('content-type')).toContain('application/problem+json');
+      const fields = (invalid.body.errors as Array<{ field: string; code: string; message: string }>).map((e) => e.field);
+      for (const f of options.invalid.fields) expect(fields).toContain(f);
+      for (const r of [text, huge, invalid]) expect(r.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status: r.status, detail: expect.any(String), request_id: expect.any(String) });
+    });
+
+    it('honours Idempotency-Key: replay, 422 for another body, one object for parallel requests', async () => {
+      const org = app.newOrganizationId();
+      const token = app.token({ organizationId: org });
+      const body = await options.validBody(app, org, 1);
+      const first = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'k-1' } });
+      const again = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'k-1' } });
+      expect(first.status).toBe(201);
+      expect(again.status).toBe(201);
+      expect(again.body).toEqual(first.body);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      const other = await call('POST', url(), { token, body: await options.validBody(app, org, 2), headers: { 'idempotency-key': 'k-1' } });
+      expect(other.status).toBe(422);
+
+      const raceBody = await options.validBody(app, org, 3);
+      const parallel = await Promise.all(
+        Array.from({ length: 10 }, () => call('POST', url(), { token, body: raceBody, headers: { 'idempotency-key': 'k-race' } })),
+      );
+      const ids = new Set(parallel.filter((r) => r.status === 201).map((r) => r.body.id));
+      expect(ids.size).toBe(1);
+      for (const r of parallel) expect([201, 409]).toContain(r.status);
+      const list = await call('GET', url(), { token });
+      expect((list.body.data as unknown[]).length).toBe(2);
+    });
+  });
+
+  return { app: () => app };
+}
