@@ -8,13 +8,21 @@ export const ROOT = resolve(__dirname, '../../../..');
 const LOGS = join(ROOT, 'tmp', 'e2e-logs');
 const run = promisify(execFile);
 
-const MAINS = {
-  'auth-service': join(ROOT, 'dist/apps/auth-service/apps/auth-service/src/main.js'),
-  'invoice-service': join(ROOT, 'dist/apps/invoice-service/apps/invoice-service/src/main.js'),
-  'settings-web': join(ROOT, 'dist/apps/settings-web/apps/settings-web/src/main.js'),
-  gateway: join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js'),
-} as const;
-export type ServiceName = keyof typeof MAINS;
+const APPS = [
+  'auth-service',
+  'invoice-service',
+  'client-service',
+  'payment-service',
+  'product-service',
+  'expense-service',
+  'settings-web',
+  'gateway',
+] as const;
+export type ServiceName = (typeof APPS)[number];
+const MAINS = Object.fromEntries(APPS.map((app) => [app, join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`)])) as Record<
+  ServiceName,
+  string
+>;
 
 /** Shared by every process of one test run: its own Redis namespace, the quiet log level. */
 export const RUN_ENV = {
@@ -56,7 +64,9 @@ export class ServiceProcess {
     if (this.exited) return;
     const done = new Promise((r) => this.child.once('exit', r));
     this.child.kill('SIGTERM');
-    await Promise.race([done, sleep(15000)]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([done, new Promise((r) => (timer = setTimeout(r, 15000)))]);
+    clearTimeout(timer);
     if (!this.exited) this.child.kill('SIGKILL');
   }
 }

@@ -1,0 +1,147 @@
+import { claimsOf, http, TokenPair } from './support/api';
+import { runCommand, ServiceProcess, sleep, startService } from './support/processes';
+
+/** Every service of the platform as a process, behind the gateway: one base URL. */
+const PORTS = {
+  'auth-service': 4121,
+  'invoice-service': 4122,
+  'client-service': 4123,
+  'payment-service': 4124,
+  'product-service': 4125,
+  'expense-service': 4126,
+  gateway: 4129,
+} as const;
+const URLS = Object.fromEntries(
+  Object.entries(PORTS).map(([name, port]) => [`${name.replace(/-/g, '_').toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
+);
+const BASE = `http://127.0.0.1:${PORTS.gateway}`;
+const RESOURCES = ['invoices', 'clients', 'payments', 'products', 'expenses'] as const;
+const ALL_SCOPES = RESOURCES.flatMap((r) => [`read:${r}`, `write:${r}`]).join(',');
+
+const processes: ServiceProcess[] = [];
+
+async function newKey(): Promise<{ client_id: string; client_secret: string; id: string }> {
+  return JSON.parse(
+    await runCommand('auth-service', ['create-key', '--organization-name', 'E2E Resources', '--name', 'all', '--scopes', ALL_SCOPES]),
+  ) as { client_id: string; client_secret: string; id: string };
+}
+
+async function exchange(key: { client_id: string; client_secret: string }): Promise<TokenPair> {
+  const r = await http('POST', `${BASE}/api/v1/auth/token`, { body: { ...key, grant_type: 'client_credentials' } });
+  expect(r.status).toBe(200);
+  return r.body as unknown as TokenPair;
+}
+
+beforeAll(async () => {
+  for (const service of ['auth-service', 'invoice-service', 'client-service', 'payment-service', 'product-service', 'expense-service'] as const) {
+    await runCommand(service, ['migrate']);
+  }
+  for (const [name, port] of Object.entries(PORTS)) {
+    processes.push(startService(name as keyof typeof PORTS, port, `${name}-resources`, URLS));
+  }
+  await Promise.all(processes.map((p) => p.waitReady(90000)));
+});
+
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.stop()));
+});
+
+describe('the five resources behind one base URL', () => {
+  it('creates a client, a product, an invoice referencing both at once, and a payment that shows on the invoice within a second', async () => {
+    const { access_token: token } = await exchange(await newKey());
+    const client = await http('POST', `${BASE}/api/v1/clients`, { token, body: { name: 'Globex', currency: 'EUR' } });
+    expect(client.status).toBe(201);
+    const product = await http('POST', `${BASE}/api/v1/products`, {
+      token,
+      body: { name: 'Widget', sku: 'W-1', unit_price: 1250, currency: 'EUR', tax_rate_bps: 2000 },
+    });
+    expect(product.status).toBe(201);
+    // Immediately: the invoice service may not have seen the domain events yet.
+    const invoice = await http('POST', `${BASE}/api/v1/invoices`, {
+      token,
+      body: { client_id: client.body.id, currency: 'EUR', line_items: [{ product_id: product.body.id, quantity: 2 }, { description: 'Setup', quantity: 1, unit_price: 1000 }] },
+    });
+    expect(invoice.status).toBe(201);
+    expect(invoice.body).toMatchObject({ subtotal: 3500, tax_total: 500, total: 4000, status: 'open' });
+
+    const paidAt = Date.now();
+    const payment = await http('POST', `${BASE}/api/v1/payments`, {
+      token,
+      body: { invoice_id: invoice.body.id, amount: 4000, currency: 'EUR', method: 'bank_transfer' },
+    });
+    expect(payment.status).toBe(201);
+    let seen: Record<string, unknown> = {};
+    while (Date.now() - paidAt < 5000) {
+      seen = (await http('GET', `${BASE}/api/v1/invoices/${invoice.body.id}`, { token })).body;
+      if (seen.status === 'paid') break;
+      await sleep(10);
+    }
+    const latency = Date.now() - paidAt;
+    console.log(`e2e: payment reflected on its invoice ${latency} ms after the payment was created`);
+    expect(seen).toMatchObject({ amount_paid: 4000, amount_due: 0, status: 'paid' });
+    expect(latency).toBeLessThan(1000);
+
+    const expense = await http('POST', `${BASE}/api/v1/expenses`, {
+      token,
+      body: { description: 'Taxi', amount: 2300, currency: 'EUR', incurred_on: '2026-11-20' },
+    });
+    expect(expense.status).toBe(201);
+    for (const resource of RESOURCES) {
+      const list = await http('GET', `${BASE}/api/v1/${resource}`, { token });
+      expect({ resource, status: list.status, count: (list.body.data as unknown[]).length }).toEqual({ resource, status: 200, count: 1 });
+    }
+  });
+
+  it("keeps organizations apart across services: another organization's objects are absent and cannot be referenced", async () => {
+    const a = await exchange(await newKey());
+    const b = await exchange(await newKey());
+    const client = await http('POST', `${BASE}/api/v1/clients`, { token: a.access_token, body: { name: 'A client' } });
+    const invoice = await http('POST', `${BASE}/api/v1/invoices`, {
+      token: a.access_token,
+      body: { client_id: client.body.id, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] },
+    });
+    expect(invoice.status).toBe(201);
+    expect((await http('GET', `${BASE}/api/v1/clients/${client.body.id}`, { token: b.access_token })).status).toBe(404);
+    expect((await http('GET', `${BASE}/api/v1/invoices/${invoice.body.id}`, { token: b.access_token })).status).toBe(404);
+    const foreignClient = await http('POST', `${BASE}/api/v1/invoices`, {
+      token: b.access_token,
+      body: { client_id: client.body.id, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] },
+    });
+    expect(foreignClient.status).toBe(422);
+    expect(foreignClient.body.errors).toEqual([expect.objectContaining({ field: 'client_id', code: 'not_found' })]);
+    const foreignInvoice = await http('POST', `${BASE}/api/v1/payments`, {
+      token: b.access_token,
+      body: { invoice_id: invoice.body.id, amount: 1, currency: 'EUR' },
+    });
+    expect(foreignInvoice.status).toBe(422);
+    expect(foreignInvoice.body.errors).toEqual([expect.objectContaining({ field: 'invoice_id', code: 'not_found' })]);
+  });
+
+  it('has every resource service refuse the tokens of a key within a second of a refresh-token reuse', async () => {
+    const pair = await exchange(await newKey());
+    const rotated = await http('POST', `${BASE}/api/v1/auth/refresh`, { body: { refresh_token: pair.refresh_token } });
+    expect(rotated.status).toBe(200);
+    for (const r of RESOURCES) expect((await http('GET', `${BASE}/api/v1/${r}`, { token: pair.access_token })).status).toBe(200);
+    const reusedAt = Date.now();
+    expect((await http('POST', `${BASE}/api/v1/auth/refresh`, { body: { refresh_token: pair.refresh_token } })).status).toBe(400);
+    const tokens = [pair.access_token, (rotated.body as unknown as TokenPair).access_token];
+    for (;;) {
+      const statuses = await Promise.all(RESOURCES.flatMap((r) => tokens.map(async (t) => (await http('GET', `${BASE}/api/v1/${r}`, { token: t })).status)));
+      if (statuses.every((s) => s === 401)) break;
+      if (Date.now() - reusedAt > 5000) throw new Error(`still accepted: ${statuses.join(',')}`);
+      await sleep(5);
+    }
+    const latency = Date.now() - reusedAt;
+    console.log(`e2e: all five resource services refused the key's tokens ${latency} ms after the reuse`);
+    expect(latency).toBeLessThan(1000);
+    expect(claimsOf(tokens[0]).sid).toBe(claimsOf(tokens[1]).sid);
+  });
+
+  it('serves the gateway errors and the services errors in one format', async () => {
+    const unknown = await http('GET', `${BASE}/api/v1/nothing-here`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toContain('application/problem+json');
+    const internal = await http('GET', `${BASE}/internal/v1/objects/cli_${'0'.repeat(32)}`);
+    expect(internal.status).toBe(404);
+  });
+});
