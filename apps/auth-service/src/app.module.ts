@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AccountController } from './accounts/account.controller';
+import { ApiDocsController } from './api-docs/api-docs.controller';
 import { AccountsService } from './accounts/accounts.service';
 import { CsrfGuard, DashboardSessionGuard } from './accounts/dashboard.guards';
 import { DashboardSessions } from './accounts/dashboard-sessions';
@@ -27,7 +28,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [InfrastructureModule.forRoot(config)],
-      controllers: [TokenController, AccountController, SettingsController],
+      controllers: [TokenController, AccountController, SettingsController, ApiDocsController],
       providers: [
         ApiKeysService,
         LastUsedRecorder,

@@ -5,3 +5,4 @@ export * from './events/revocation-events';
 export * from './platform';
 export * from './api';
 export * from './events/domain-events';
+export * from './openapi/openapi-document';

@@ -2,7 +2,7 @@ import { Controller, Get, Header, HttpCode, Inject, Post, Req, Res, UseGuards } 
 import { compileBody } from '@invoicing/resource-api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_CONFIG, AuthConfig } from '../config';
-import { LOGIN_SCHEMA, LoginRequest, SIGNUP_SCHEMA, SignupRequest } from './account.schemas';
+import { LOGIN_SCHEMA, LoginRequest, SIGNUP_SCHEMA, SignupRequest } from '@invoicing/contracts';
 import { AccountsService, AccountView } from './accounts.service';
 import { CsrfGuard, CurrentUser, DashboardSessionGuard } from './dashboard.guards';
 import { DashboardSessions, DashboardUser, SESSION_COOKIE } from './dashboard-sessions';

@@ -6,7 +6,7 @@ import { DataSource, QueryFailedError } from 'typeorm';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { OrganizationEntity } from '../organizations/organization.entity';
 import { FailureThrottle, ThrottleSubject } from '../throttling/failure-throttle';
-import type { LoginRequest, SignupRequest } from './account.schemas';
+import type { LoginRequest, SignupRequest } from '@invoicing/contracts';
 import type { DashboardUser } from './dashboard-sessions';
 import { PasswordHasher } from './password-hasher';
 import { UserEntity } from './user.entity';

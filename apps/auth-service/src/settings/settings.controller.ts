@@ -3,7 +3,7 @@ import { RESOURCES, SCOPE_ACTIONS } from '@invoicing/contracts';
 import { compileBody } from '@invoicing/resource-api';
 import { ProblemException } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CREATE_API_KEY_SCHEMA, CreateApiKeyRequest } from '../accounts/account.schemas';
+import { CREATE_API_KEY_SCHEMA, CreateApiKeyRequest } from '@invoicing/contracts';
 import { CsrfGuard, CurrentUser, DashboardSessionGuard } from '../accounts/dashboard.guards';
 import type { DashboardUser } from '../accounts/dashboard-sessions';
 import { ApiKeysService, ApiKeyView, InvalidApiKeyInput } from '../api-keys/api-keys.service';

@@ -4,3 +4,6 @@ export * from './products.schema';
 export * from './invoices.schema';
 export * from './payments.schema';
 export * from './expenses.schema';
+export * from './account.schema';
+export * from './auth.schema';
+export * from './list-filters';

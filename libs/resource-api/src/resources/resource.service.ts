@@ -1,5 +1,5 @@
 import type { CallerIdentity } from '@invoicing/auth-guard';
-import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, newId, parsePublicId, toPublicId } from '@invoicing/contracts';
+import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, LIST_FILTERS, newId, parsePublicId, toPublicId } from '@invoicing/contracts';
 import { ProblemException } from '@invoicing/service-kit';
 import { uuidv7 } from 'uuidv7';
 import { DataSource, QueryFailedError } from 'typeorm';
@@ -28,6 +28,12 @@ export class ResourceService<E extends ResourceEntityBase, C> {
     private readonly references: ReferenceResolver,
     private readonly relay: OutboxRelay,
   ) {
+    // The published document (LIST_FILTERS) and the service must offer the same filters.
+    const documented = Object.keys(LIST_FILTERS[def.resource]).sort().join(',');
+    const implemented = Object.keys(def.filters ?? {}).sort().join(',');
+    if (documented !== implemented) {
+      throw new Error(`${def.resource}: filters [${implemented}] differ from LIST_FILTERS [${documented}]`);
+    }
     this.validate = compileBody<C>(def.createSchema);
     this.idempotency = new IdempotencyStore(db, schema);
     this.path = `/api/v1/${def.resource}`;
