@@ -1,7 +1,7 @@
 import { DynamicModule, Logger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyInstance } from 'fastify';
+import { FastifyInstance, LogController } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 import { installHealthRoutes, OpsState, ReadinessCheck } from '../health/ops-routes';
 import { ProblemException } from '../http/problem';
@@ -47,7 +47,11 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: requestIdFrom,
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({
+      requestIdLogLabel: 'request_id',
+      // Probes and scrapes arrive every few seconds; an access log line each would drown the rest.
+      disableRequestLogging: (request) => request.url.startsWith('/health/') || request.url === '/metrics',
+    }),
     return503OnClosing: true,
     // Behind the gateway: the client address used for throttling comes from X-Forwarded-For.
     trustProxy: true,
