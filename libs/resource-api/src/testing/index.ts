@@ -1,3 +1,4 @@
 /** Test helpers for resource services (integration tier). Not part of the runtime library. */
 export * from './resource-test-app';
 export * from './resource-contract';
+export * from './tcp-proxy';
