@@ -196,14 +196,19 @@ describe('gateway (in front of throwaway upstreams)', () => {
     const url = await listen(second);
     try {
       for (let i = 0; i < 5; i++) {
-        const response = await fetch(`${url}/api/v1/invoices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * MiB, 'a') });
+        process.stderr.write(`${Date.now() % 100000} DBG iter ${i} fetch\n`);
+        const response = await fetch(`${url}/api/v1/invoices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * MiB, 'a'), signal: AbortSignal.timeout(8000) }).catch((e) => { process.stderr.write(`${Date.now() % 100000} DBG fetch error ${e} ${e.cause}\n`); throw e; });
+        process.stderr.write(`${Date.now() % 100000} DBG iter ${i} status ${response.status} conn ${response.headers.get('connection')}\n`);
         expect(response.status).toBe(413);
         expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
         expect(await response.json()).toEqual({ status: 413, detail: 'limited refused the body' });
       }
     } finally {
+      process.stderr.write(`${Date.now() % 100000} DBG closing gateway\n`);
       await second.fastify.close();
+      process.stderr.write(`${Date.now() % 100000} DBG closing upstream\n`);
       await limited.app.close();
+      process.stderr.write(`${Date.now() % 100000} DBG closed\n`);
     }
   });
 
