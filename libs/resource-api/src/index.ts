@@ -13,3 +13,5 @@ export * from './resources/resource-definition';
 export * from './resources/resource.service';
 export * from './resources/resource.controllers';
 export * from './bootstrap/infrastructure-tables';
+export * from './rate-limit/rate-limiter';
+export * from './rate-limit/rate-limit.guard';

@@ -42,6 +42,9 @@ function schemaFor(id: ResourceServiceIdentity) {
       KAFKA_BROKERS: brokersSchema.default('127.0.0.1:9092'),
       /** Upper bound on how long a revocation waits in a Kafka fetch (delivery latency). */
       REVOCATION_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(10).max(5000).default(100),
+      /** Requests per second per API key on this instance (sustained), and the burst allowed. */
+      RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
+      RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
       ...accessTokenEnvShape,
       ...Object.fromEntries(
         (id.references ?? []).map((kind) => [

@@ -15,6 +15,8 @@ import { createKafka, KafkaEventPublisher } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import { DomainEventsConsumer } from '../events/domain-events.consumer';
 import { OutboxRelay } from '../events/outbox';
+import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
+import { RateLimiter } from '../rate-limit/rate-limiter';
 import { ReferenceResolver } from '../references/known-objects';
 import { InternalObjectsController, RESOURCE_SERVICE, resourceController } from '../resources/resource.controllers';
 import type { ResourceDefinition } from '../resources/resource-definition';
@@ -60,6 +62,8 @@ class ResourceRootModule {
       controllers: [resourceController(def.resource.resource), InternalObjectsController],
       providers: [
         { provide: RESOURCE_CONFIG, useValue: config },
+        { provide: RateLimiter, useValue: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST) },
+        RateLimitGuard,
         {
           provide: ReferenceResolver,
           useFactory: (db: DataSource) => new ReferenceResolver(db, def.schema, config.owners),

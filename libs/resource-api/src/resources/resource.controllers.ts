@@ -3,6 +3,7 @@ import { AccessTokenGuard, Caller, CallerIdentity, Scopes } from '@invoicing/aut
 import type { Resource, Scope } from '@invoicing/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendCreated } from '../idempotency/send-created';
+import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import type { ResourceEntityBase } from './resource-definition';
 import type { ResourceService } from './resource.service';
 
@@ -12,7 +13,7 @@ export const RESOURCE_SERVICE = Symbol('RESOURCE_SERVICE');
 /** The public endpoints of a resource (contract section 7): thin, everything is in ResourceService. */
 export function resourceController(resource: Resource): Type<unknown> {
   @Controller(`api/v1/${resource}`)
-  @UseGuards(AccessTokenGuard)
+  @UseGuards(AccessTokenGuard, RateLimitGuard)
   class ResourceController {
     constructor(@Inject(RESOURCE_SERVICE) readonly service: ResourceService<ResourceEntityBase, unknown>) {}
 
