@@ -40,7 +40,7 @@ source tools/stack/lib.sh
 mapfile -t TABLE < <(npx --no-install tsx tools/stack/services.ts)
 [ "${#TABLE[@]}" -gt 1 ] || die "could not read the service table from libs/contracts/src/platform.ts"
 
-# Every upstream URL for the gateway, from the same table (AUTH_SERVICE_URL=http://127.0.0.1:3001 ...).
+# Every service's URL, from the same table (AUTH_SERVICE_URL=http://127.0.0.1:3001 ...).
 gateway_env=()
 for row in "${TABLE[@]}"; do
   read -r name port kind <<<"$row"
@@ -67,12 +67,10 @@ for row in "${TABLE[@]}"; do
     node "$main" migrate >>"$LOG_DIR/$name.log" 2>&1 || { tail -n 20 "$LOG_DIR/$name.log" >&2; die "$name migrate failed"; }
   fi
   say "starting $name on port $port"
-  if [ "$kind" = gateway ]; then
-    base_url="http://localhost:$port"
-    stack_start "$name" "$main" "PORT=$port" "${gateway_env[@]}"
-  else
-    stack_start "$name" "$main" "PORT=$port"
-  fi
+  # Every process gets every <SERVICE>_URL: the gateway routes with them, services that check
+  # references against another service call it with them, the rest ignore them.
+  if [ "$kind" = gateway ]; then base_url="http://localhost:$port"; fi
+  stack_start "$name" "$main" "PORT=$port" "${gateway_env[@]}"
   started+=("$name:$port")
 done
 
