@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { createKafka } from './kafka-client';
+import { KafkaEventPublisher } from './event-publisher';
+import { IncomingMessage, KafkaReplayingSubscriber } from './replaying-subscriber';
+
+const kafka = createKafka({ brokers: ['127.0.0.1:9092'], clientId: 'event-bus-int' });
+const topic = `test.event-bus.${randomUUID()}`;
+
+beforeAll(async () => {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 3, replicationFactor: 1 }], waitForLeaders: true });
+  await admin.disconnect();
+});
+
+afterAll(async () => {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+  await admin.disconnect();
+});
+
+describe(KafkaReplayingSubscriber.name, () => {
+  it('replays the window (not older messages), reports caught up, then receives new messages', async () => {
+    const producer = kafka.producer();
+    await producer.connect();
+    const now = Date.now();
+    await producer.send({
+      topic,
+      messages: [
+        { key: 'a', value: 'too-old', timestamp: String(now - 2 * 3600_000) },
+        ...Array.from({ length: 30 }, (_, i) => ({ key: `k${i}`, value: `recent-${i}`, timestamp: String(now - 60_000) })),
+      ],
+    });
+    const received: IncomingMessage[] = [];
+    const subscriber = new KafkaReplayingSubscriber(kafka, {
+      topic,
+      groupId: `event-bus-int-${randomUUID()}`,
+      replayWindowMs: 3600_000,
+      maxWaitTimeInMs: 100,
+      handle: (m) => {
+        received.push(m);
+      },
+    });
+    expect(subscriber.caughtUp).toBe(false);
+    await subscriber.start();
+    const deadline = Date.now() + 30000;
+    while (!subscriber.caughtUp && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(subscriber.caughtUp).toBe(true);
+    const values = received.map((m) => m.value?.toString());
+    expect(values).not.toContain('too-old');
+    expect(new Set(values)).toEqual(new Set(Array.from({ length: 30 }, (_, i) => `recent-${i}`)));
+
+    await new KafkaEventPublisher(kafka).publish(topic, [{ key: 'live', value: 'live-1' }]);
+    const liveDeadline = Date.now() + 10000;
+    while (!received.some((m) => m.value?.toString() === 'live-1') && Date.now() < liveDeadline) await new Promise((r) => setTimeout(r, 20));
+    expect(received.map((m) => m.value?.toString())).toContain('live-1');
+    await subscriber.stop();
+    await producer.disconnect();
+  });
+
+  it('is caught up at once on an empty window', async () => {
+    const subscriber = new KafkaReplayingSubscriber(kafka, {
+      topic,
+      groupId: `event-bus-int-${randomUUID()}`,
+      replayWindowMs: 1,
+      maxWaitTimeInMs: 100,
+      handle: () => undefined,
+    });
+    await subscriber.start();
+    expect(subscriber.caughtUp).toBe(true);
+    await subscriber.stop();
+  });
+});
+
+describe(KafkaEventPublisher.name, () => {
+  it('fails fast when no broker answers, so the outbox relay can retry later', async () => {
+    const unreachable = new KafkaEventPublisher(createKafka({ brokers: ['127.0.0.1:9'], clientId: 'event-bus-int-down' }));
+    const started = Date.now();
+    await expect(unreachable.publish(topic, [{ key: 'x', value: 'y' }])).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(15000);
+    await unreachable.close();
+  });
+});
