@@ -1,10 +1,11 @@
-import { SERVICES } from '@invoicing/contracts';
+import { DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES } from '@invoicing/contracts';
 import Ajv from 'ajv';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json';
 import addFormats from 'ajv-formats';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { appOf, ComposeFile, environmentOf, isMigration, loadCompose } from './support/compose';
+import { topicCreations } from './support/topics';
 import { connectionVariables, dependenciesOf, envSpecOf, landedServices, peerVariable, ROOT } from './support/platform';
 
 const schema = JSON.parse(readFileSync(join(__dirname, 'schemas/compose-spec.json'), 'utf8')) as Record<string, unknown>;
@@ -52,13 +53,15 @@ describe('docker-compose.yml', () => {
     expect(JSON.stringify(compose.services.postgres)).toContain('./tools/infra/postgres/bootstrap.sql:/invoicing/bootstrap.sql');
   });
 
-  it('creates the revocation topic with 6 partitions and at least 2 h retention, once Kafka is healthy', () => {
+  it('creates both topics once Kafka is healthy: revocations (6 partitions, at least 2 h) and domain events (6, compacted)', () => {
     const topics = compose.services['kafka-topics'];
-    const args = (topics.command as string[]).join(' ');
-    expect(args).toMatch(/--topic auth\.revocations\.v1/);
-    expect(args).toMatch(/--partitions 6\b/);
-    const retention = Number(/retention\.ms=(\d+)/.exec(args)?.[1]);
-    expect(retention).toBeGreaterThanOrEqual(2 * 3600 * 1000);
+    const script = (Array.isArray(topics.command) ? topics.command : [topics.command ?? '']).join('\n');
+    const created = Object.fromEntries(topicCreations(script).map((t) => [t.topic, t]));
+    expect(Object.keys(created).sort()).toEqual([DOMAIN_TOPIC, REVOCATIONS_TOPIC].sort());
+    expect(created[REVOCATIONS_TOPIC].partitions).toBe(6);
+    expect(Number(created[REVOCATIONS_TOPIC].configs['retention.ms'])).toBeGreaterThanOrEqual(2 * 3600 * 1000);
+    expect(created[DOMAIN_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'compact' } });
+    expect(script).toMatch(/--if-not-exists/);
     expect(topics.depends_on).toEqual({ kafka: { condition: 'service_healthy' } });
     expect(topics.restart).toBe('no');
   });

@@ -1,8 +1,9 @@
-import { SERVICES } from '@invoicing/contracts';
+import { DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES } from '@invoicing/contracts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Container, generated, K8sObject, named, ofKind, OVERLAYS, podLabelsOf, podSpecOf, render, renderOverlay, workloads } from './support/manifests';
 import { dependenciesOf, envSpecOf, INFRA_PORTS, landedServices, ROOT } from './support/platform';
+import { topicCreations } from './support/topics';
 
 interface PolicyPeer {
   namespaceSelector?: { matchLabels?: Record<string, string> };
@@ -143,13 +144,15 @@ describe.each(['base', ...OVERLAYS])('Kubernetes security and availability (%s)'
 describe('setup Jobs', () => {
   const objects = render('base');
 
-  it('the Kafka topic Job creates auth.revocations.v1 with 6 partitions and retention of at least 7200000 ms', () => {
+  it('the Kafka topic Job creates auth.revocations.v1 (6 partitions, retention of at least 7200000 ms) and the compacted domain topic', () => {
     const job = named(objects, 'Job', 'kafka-topic-job') as K8sObject;
     const script = podSpecOf(job).containers[0].args?.join('\n') ?? '';
+    const created = Object.fromEntries(topicCreations(script).map((t) => [t.topic, t]));
+    expect(Object.keys(created).sort()).toEqual([DOMAIN_TOPIC, REVOCATIONS_TOPIC].sort());
+    expect(created[REVOCATIONS_TOPIC].partitions).toBe(6);
+    expect(Number(created[REVOCATIONS_TOPIC].configs['retention.ms'])).toBeGreaterThanOrEqual(7200000);
+    expect(created[DOMAIN_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'compact' } });
     expect(script).toMatch(/--create --if-not-exists/);
-    expect(script).toMatch(/--topic auth\.revocations\.v1/);
-    expect(script).toMatch(/--partitions 6\b/);
-    expect(Number(/retention\.ms=(\d+)/.exec(script)?.[1])).toBeGreaterThanOrEqual(7200000);
     const infraLib = readFileSync(join(ROOT, 'tools/infra/lib.sh'), 'utf8');
     const kafkaVersion = /KAFKA_VERSION="\$\{KAFKA_VERSION:-([0-9.]+)\}"/.exec(infraLib)?.[1];
     expect(podSpecOf(job).containers[0].image).toBe(`apache/kafka:${kafkaVersion}`);
