@@ -7,7 +7,14 @@ cd "$(dirname "$0")/.."
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm dependencies (npm ci)"
-  npm ci --no-audit --no-fund --loglevel=error
+  # The registry reachable here lacks some platform builds that native packages list as optional
+  # (e.g. @unrs/resolver-binding-* for other OSes). npm 11's `ci` then calls the lock file out of
+  # sync although every package this machine needs is in it; `npm install` installs the same locked
+  # versions and skips the unavailable optional ones.
+  if ! npm ci --no-audit --no-fund --loglevel=error; then
+    echo "setup: npm ci refused the lock file (optional platform packages missing from the registry); using npm install"
+    npm install --no-audit --no-fund --loglevel=error
+  fi
 fi
 
 # Browser tests (apps/platform-e2e, playwright-core) drive Debian's Chromium; never a downloaded browser.
