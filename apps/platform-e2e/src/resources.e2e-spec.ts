@@ -147,4 +147,14 @@ describe('the five resources behind one base URL', () => {
     const internal = await http('GET', `${BASE}/internal/v1/objects/cli_${'0'.repeat(32)}`);
     expect(internal.status).toBe(404);
   });
+
+  it("passes the services' 413 for an oversized body through the gateway, every time", async () => {
+    const { access_token: token } = await exchange(await newKey());
+    const statuses: Array<number | string | null> = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await http('POST', `${BASE}/api/v1/clients`, { token, body: { name: 'x'.repeat(2 * 1024 * 1024) } });
+      statuses.push(r.status, r.headers.get('content-type'));
+    }
+    expect(statuses).toEqual(Array(5).fill([413, 'application/problem+json; charset=utf-8']).flat());
+  });
 });

@@ -12,6 +12,8 @@ import { createMetrics } from '../observability/metrics';
 
 /** Request bodies above this are refused with 413 (contract section 8). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** Refused bodies up to this size are read and discarded so that proxies get the 413 (see below). */
+const DRAIN_REJECTED_BODY_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface ServiceAppOptions {
   /** Service name: logs, metrics labels. */
@@ -79,6 +81,13 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
       done();
     });
   }
+  // Fastify closes the connection after refusing a body by its Content-Length. A proxy still
+  // uploading (the gateway, an Ingress) then sees a reset instead of the 413. For bodies of a sane
+  // size, let Node drain the rest so the caller reads the 413; huge ones still get the close.
+  fastify.addHook('onSend', async (request, reply) => {
+    const length = Number(request.headers['content-length'] ?? NaN);
+    if (reply.statusCode === 413 && length <= DRAIN_REJECTED_BODY_MAX_BYTES) reply.removeHeader('connection');
+  });
   createMetrics(options.service).install(fastify);
   return { app, fastify, logger, state: { shuttingDown: false } };
 }
