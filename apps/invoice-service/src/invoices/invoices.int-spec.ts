@@ -1,6 +1,6 @@
 import { DOMAIN_EVENT_TYPES, newId } from '@invoicing/contracts';
 import { DomainEventsConsumer } from '@invoicing/resource-api';
-import { call, describeResourceContract, ResourceTestApp } from '@invoicing/resource-api/testing';
+import { call, describeResourceContract, ResourceTestApp, startResourceTestApp } from '@invoicing/resource-api/testing';
 import { INVOICE_SERVICE } from '../invoice-service.definition';
 
 async function clientIn(app: ResourceTestApp, org: string): Promise<string> {
@@ -156,5 +156,40 @@ describe('invoices', () => {
     expect((await call('GET', url(`?client_id=${client}`), { token })).body.data).toHaveLength(1);
     expect((await call('GET', url(`?client_id=${newId('cli')}`), { token })).body.data).toEqual([]);
     expect((await call('GET', url('?status=void'), { token })).status).toBe(400);
+  });
+});
+
+describe('references not yet in the read model', () => {
+  const url = () => `${suite.app().baseUrl}/api/v1/invoices`;
+
+  it("asks the owner with the caller's own token, uses its answer and remembers it", async () => {
+    const app = suite.app();
+    const org = app.newOrganizationId();
+    const token = app.token({ organizationId: org });
+    const client = newId('cli');
+    suite.owner().objects.set(client, { object: 'client', id: client, name: 'Just created', created_at: new Date().toISOString() });
+    const asked = suite.owner().authorizations.length;
+    const body = { client_id: client, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] };
+    expect((await call('POST', url(), { token, body })).status).toBe(201);
+    expect(suite.owner().authorizations.slice(asked)).toEqual([`Bearer ${token}`]);
+    // Remembered: the owner is not asked again.
+    expect((await call('POST', url(), { token, body })).status).toBe(201);
+    expect(suite.owner().authorizations.length).toBe(asked + 1);
+  });
+});
+
+describe('references when the owner is unreachable', () => {
+  it('answers 503, not a wrong 422', async () => {
+    const app = await startResourceTestApp(INVOICE_SERVICE, { CLIENT_SERVICE_URL: 'http://127.0.0.1:9', PRODUCT_SERVICE_URL: 'http://127.0.0.1:9' });
+    try {
+      const r = await call('POST', `${app.baseUrl}/api/v1/invoices`, {
+        token: app.token(),
+        body: { client_id: newId('cli'), currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] },
+      });
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('1');
+    } finally {
+      await app.close();
+    }
   });
 });

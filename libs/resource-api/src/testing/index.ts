@@ -2,3 +2,4 @@
 export * from './resource-test-app';
 export * from './resource-contract';
 export * from './tcp-proxy';
+export * from './owner-stub';

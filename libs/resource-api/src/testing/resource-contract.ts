@@ -1,6 +1,8 @@
 /* Shared integration suite: the contract of sections 7 and 8 for one resource service. Jest globals. */
 import { createSigner } from 'fast-jwt';
+import { ownerUrlVariable } from '../bootstrap/resource-config';
 import type { ResourceServiceDefinition } from '../bootstrap/resource-service';
+import { OwnerStub, startOwnerStub } from './owner-stub';
 import { call, HttpAnswer, ResourceTestApp, startResourceTestApp } from './resource-test-app';
 
 export interface ResourceContractOptions {
@@ -13,10 +15,11 @@ export interface ResourceContractOptions {
 
 const withoutRequestId = (a: HttpAnswer) => ({ ...a.body, request_id: undefined });
 
-export function describeResourceContract(options: ResourceContractOptions): { app: () => ResourceTestApp } {
+export function describeResourceContract(options: ResourceContractOptions): { app: () => ResourceTestApp; owner: () => OwnerStub } {
   const resource = options.definition.resource.resource;
   const prefix = options.definition.resource.idPrefix;
   let app: ResourceTestApp;
+  let owner: OwnerStub;
   const url = (path = '') => `${app.baseUrl}/api/v1/${resource}${path}`;
 
   async function create(organizationId: string, n = 0, headers: Record<string, string> = {}) {
@@ -25,10 +28,14 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
   }
 
   beforeAll(async () => {
-    app = await startResourceTestApp(options.definition);
+    // Owners of referenced objects are asked when the read model lacks an object: a stub here.
+    owner = await startOwnerStub();
+    const env = Object.fromEntries((options.definition.references ?? []).map((kind) => [ownerUrlVariable(kind), owner.url]));
+    app = await startResourceTestApp(options.definition, env);
   });
   afterAll(async () => {
     await app.close();
+    await owner.close();
   });
 
   describe(`${resource}: contract sections 7 and 8`, () => {
@@ -163,5 +170,5 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
     });
   });
 
-  return { app: () => app };
+  return { app: () => app, owner: () => owner };
 }
