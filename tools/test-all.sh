@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
-export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+# Every tier runs for real: no task result is replayed from a cache (CI must not pass on stale results).
+export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false NX_SKIP_NX_CACHE=true
 
 bash tools/setup.sh
 bash tools/infra/up.sh
