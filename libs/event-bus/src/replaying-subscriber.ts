@@ -103,7 +103,24 @@ export class KafkaReplayingSubscriber {
         }
       },
     });
-    for (const s of starts) consumer.seek({ topic, partition: s.partition, offset: s.offset });
+    await this.seekWhenReady(consumer, starts);
+  }
+
+  /**
+   * `run()` can resolve before kafkajs has set up the consumer group, and `seek()` throws until it
+   * has; retry briefly rather than race it.
+   */
+  private async seekWhenReady(consumer: Consumer, starts: Array<{ partition: number; offset: string }>): Promise<void> {
+    const deadline = Date.now() + 15000;
+    for (;;) {
+      try {
+        for (const s of starts) consumer.seek({ topic: this.options.topic, partition: s.partition, offset: s.offset });
+        return;
+      } catch (e) {
+        if (!/not initialized/i.test(String(e)) || Date.now() > deadline) throw e;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
   }
 
   async stop(): Promise<void> {
