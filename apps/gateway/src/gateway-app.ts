@@ -1,6 +1,6 @@
 import fastifyHttpProxy from '@fastify/http-proxy';
 import { GATEWAY_ROUTES, GatewayRoute } from '@invoicing/contracts';
-import { createLogger, createMetrics, installHealthRoutes, OpsState, requestIdFrom } from '@invoicing/service-kit';
+import { createLogger, createMetrics, drainOnSignals, installHealthRoutes, OpsState, requestIdFrom } from '@invoicing/service-kit';
 import Fastify, { FastifyBaseLogger, FastifyError, FastifyInstance, LogController } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from './config';
@@ -104,23 +104,10 @@ function forwardedHeaders(request: { id: unknown; ip: string; protocol: string; 
  */
 export async function startGateway(gateway: Gateway, config: GatewayConfig): Promise<void> {
   await gateway.fastify.listen({ port: config.PORT, host: config.HOST });
-  const stop = async (signal: string): Promise<void> => {
-    if (gateway.state.shuttingDown) return;
-    gateway.state.shuttingDown = true;
-    gateway.fastify.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      gateway.fastify.log.error('shutdown grace period elapsed; exiting');
-      process.exit(1);
-    }, config.SHUTDOWN_GRACE_SECONDS * 1000);
-    force.unref();
-    try {
-      await gateway.fastify.close();
-      process.exit(0);
-    } catch (e) {
-      gateway.fastify.log.error({ err: e }, 'error during shutdown');
-      process.exit(1);
-    }
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  drainOnSignals({
+    state: gateway.state,
+    logger: gateway.fastify.log,
+    close: () => gateway.fastify.close(),
+    graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
+  });
 }

@@ -1,5 +1,5 @@
 import fastifyStatic from '@fastify/static';
-import { createLogger, createMetrics, installHealthRoutes, OpsState, problemFor, ReadinessCheck, requestIdFrom } from '@invoicing/service-kit';
+import { createLogger, createMetrics, drainOnSignals, installHealthRoutes, OpsState, problemFor, ReadinessCheck, requestIdFrom } from '@invoicing/service-kit';
 import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, LogController } from 'fastify';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -117,23 +117,10 @@ export interface StartSettingsWebOptions {
  */
 export async function startSettingsWebApp(app: SettingsWebApp, options: StartSettingsWebOptions): Promise<void> {
   await app.fastify.listen({ port: options.port, host: options.host });
-  const stop = async (signal: string): Promise<void> => {
-    if (app.state.shuttingDown) return;
-    app.state.shuttingDown = true;
-    app.logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      app.logger.error('shutdown grace period elapsed; exiting');
-      process.exit(1);
-    }, options.shutdownGraceSeconds * 1000);
-    force.unref();
-    try {
-      await app.fastify.close();
-      process.exit(0);
-    } catch (e) {
-      app.logger.error({ err: e }, 'error during shutdown');
-      process.exit(1);
-    }
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  drainOnSignals({
+    state: app.state,
+    logger: app.logger,
+    close: () => app.fastify.close(),
+    graceSeconds: options.shutdownGraceSeconds,
+  });
 }

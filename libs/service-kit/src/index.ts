@@ -9,3 +9,4 @@ export * from './bootstrap/service-app';
 export * from './database/typeorm';
 export * from './http/dependency-failure';
 export * from './config/env-spec';
+export * from './bootstrap/drain-on-signals';

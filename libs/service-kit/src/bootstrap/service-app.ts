@@ -4,6 +4,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { FastifyInstance, LogController } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 import { installHealthRoutes, OpsState, ReadinessCheck } from '../health/ops-routes';
+import { drainOnSignals } from './drain-on-signals';
 import { ProblemException } from '../http/problem';
 import { ErrorRenderer, ProblemFilter, sendProblem } from '../http/problem.filter';
 import { requestIdFrom } from '../http/request-id';
@@ -106,23 +107,10 @@ export interface StartOptions {
 export async function startServiceApp(service: ServiceApp, options: StartOptions): Promise<void> {
   installHealthRoutes(service.fastify, options.readiness, service.state);
   await service.app.listen(options.port, options.host);
-  const stop = async (signal: string): Promise<void> => {
-    if (service.state.shuttingDown) return;
-    service.state.shuttingDown = true;
-    service.logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      service.logger.error('shutdown grace period elapsed; exiting');
-      process.exit(1);
-    }, options.shutdownGraceSeconds * 1000);
-    force.unref();
-    try {
-      await service.app.close();
-      process.exit(0);
-    } catch (e) {
-      service.logger.error({ err: e }, 'error during shutdown');
-      process.exit(1);
-    }
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  drainOnSignals({
+    state: service.state,
+    logger: service.logger,
+    close: () => service.app.close(),
+    graceSeconds: options.shutdownGraceSeconds,
+  });
 }
