@@ -5,6 +5,7 @@ import { AccountsService } from './accounts/accounts.service';
 import { CsrfGuard, DashboardSessionGuard } from './accounts/dashboard.guards';
 import { DashboardSessions } from './accounts/dashboard-sessions';
 import { PasswordHasher } from './accounts/password-hasher';
+import { ApiKeyCache } from './api-keys/api-key-cache';
 import { ApiKeysService } from './api-keys/api-keys.service';
 import { LastUsedRecorder } from './api-keys/last-used-recorder';
 import type { AuthConfig } from './config';
@@ -31,6 +32,7 @@ export class AppModule {
       controllers: [TokenController, AccountController, SettingsController, ApiDocsController],
       providers: [
         ApiKeysService,
+        ApiKeyCache,
         LastUsedRecorder,
         FailureThrottle,
         PasswordHasher,

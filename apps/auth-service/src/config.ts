@@ -17,6 +17,11 @@ const schema = baseEnvSchema
     REDIS_KEY_PREFIX: z.string().regex(/^[a-z0-9:_-]*$/).default('auth:'),
     KAFKA_BROKERS: brokersSchema.default('127.0.0.1:9092'),
     ...accessTokenEnvShape,
+    /**
+     * Live refresh-token sessions one API key may hold; past it the least recently used one is
+     * evicted (its refresh token stops working). Bounds Redis memory per key (ADR 0014).
+     */
+    AUTH_MAX_SESSIONS_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
     /** Failed client authentications allowed per client and per address within the window. */
     AUTH_THROTTLE_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(10),
     AUTH_THROTTLE_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(50),

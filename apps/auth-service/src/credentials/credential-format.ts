@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -14,14 +14,29 @@ export const CLIENT_ID_PREFIX = 'ak_live_';
 export const SECRET_KEY_PREFIX = 'sk_live_';
 export const REFRESH_TOKEN_PREFIX = 'rt_live_';
 
+/**
+ * CSPRNG bytes drawn from a pool refilled 8 KiB at a time: one `randomFillSync` per ~90 credentials
+ * instead of one per credential (a syscall and a buffer each; it showed in the token endpoint's
+ * profile). Bytes are used once and never leave the process except as the credentials themselves.
+ */
+const POOL_BYTES = 8192;
+const pool = Buffer.alloc(POOL_BYTES);
+let poolOffset = POOL_BYTES;
+
+function randomByte(): number {
+  if (poolOffset === POOL_BYTES) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++];
+}
+
 /** Uniform base62 characters from a CSPRNG (rejection sampling: no modulo bias). */
 function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += BASE62[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = randomByte();
+    if (byte < 248) out += BASE62[byte % 62];
   }
   return out;
 }

@@ -32,15 +32,24 @@ export class TokenPairFactory {
   ) {}
 
   /**
-   * A new refresh token whose pointer is already in Redis. Recording it before the session script
-   * runs means no token can be handed out that the store does not know; a pointer left behind by a
-   * failed script points at a session that never names its hash, so it never validates.
+   * A new refresh token, its pointer recorded in Redis together with `record` (the session script that
+   * names its hash): both are sent at once and both must succeed before the token may be handed out,
+   * so no token leaves that the store does not know. A pointer left behind by a failed script points
+   * at a session that never names its hash, so it never validates.
    */
-  async mintRefreshToken(apiKeyUuid: string, sessionId: string, now: number): Promise<MintedRefreshToken> {
+  async mintRefreshToken<T>(
+    apiKeyUuid: string,
+    sessionId: string,
+    now: number,
+    record: (minted: MintedRefreshToken) => Promise<T>,
+  ): Promise<[MintedRefreshToken, T]> {
     const token = newRefreshToken();
-    const hash = hashCredentialHex(token);
-    await this.sessions.putPointer(hash, { apiKeyUuid, sessionId }, this.refreshTtlMs);
-    return { token, hash, expiresAt: now + this.refreshTtlMs };
+    const minted = { token, hash: hashCredentialHex(token), expiresAt: now + this.refreshTtlMs };
+    const [, recorded] = await Promise.all([
+      this.sessions.putPointer(minted.hash, { apiKeyUuid, sessionId }, this.refreshTtlMs),
+      record(minted),
+    ]);
+    return [minted, recorded];
   }
 
   response(subject: AccessTokenSubject, refresh: MintedRefreshToken, now: number): TokenResponse {

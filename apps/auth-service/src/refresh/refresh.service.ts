@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { toPublicId } from '@invoicing/contracts';
 import { uuidv7 } from 'uuidv7';
-import { ApiKeysService } from '../api-keys/api-keys.service';
+import { ApiKeyCache } from '../api-keys/api-key-cache';
 import { LastUsedRecorder } from '../api-keys/last-used-recorder';
 import { Clock } from '../common/clock';
 import { hashCredentialHex, isWellFormedRefreshToken } from '../credentials/credential-format';
@@ -21,7 +21,7 @@ export class RefreshService {
     private readonly tokens: TokenPairFactory,
     private readonly outbox: RevocationOutbox,
     private readonly clock: Clock,
-    private readonly apiKeys: ApiKeysService,
+    private readonly apiKeys: ApiKeyCache,
     private readonly lastUsed: LastUsedRecorder,
   ) {}
 
@@ -30,20 +30,22 @@ export class RefreshService {
     const presentedHash = hashCredentialHex(refreshToken);
     const pointer = await this.sessions.findPointer(presentedHash);
     if (!pointer) throw OAuthError.invalidGrant();
-    // A revoked key's sessions are gone already; this also covers a revocation still in flight.
+    // A revoked key's sessions are gone already (the rotation script would answer 'invalid'); this
+    // also refuses a key whose revocation Redis has lost, once the cache has read Postgres again.
     const key = await this.apiKeys.findById(pointer.apiKeyUuid);
     if (!key || key.status !== 'active') throw OAuthError.invalidGrant();
 
     const now = this.clock.now();
-    const next = await this.tokens.mintRefreshToken(pointer.apiKeyUuid, pointer.sessionId, now);
-    const result = await this.sessions.rotate({
-      pointer,
-      presentedHash,
-      newHash: next.hash,
-      newExpiresAt: next.expiresAt,
-      now,
-      eventId: uuidv7(),
-    });
+    const [next, result] = await this.tokens.mintRefreshToken(pointer.apiKeyUuid, pointer.sessionId, now, (minted) =>
+      this.sessions.rotate({
+        pointer,
+        presentedHash,
+        newHash: minted.hash,
+        newExpiresAt: minted.expiresAt,
+        now,
+        eventId: uuidv7(),
+      }),
+    );
     switch (result.kind) {
       case 'rotated':
         this.lastUsed.touch(pointer.apiKeyUuid, new Date(now));

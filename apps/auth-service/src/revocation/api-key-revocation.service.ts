@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { REFRESH_TOKEN_TTL_SECONDS } from '@invoicing/contracts';
 import { ProblemException } from '@invoicing/service-kit';
 import { uuidv7 } from 'uuidv7';
+import { ApiKeyCache } from '../api-keys/api-key-cache';
 import { ApiKeysService, ApiKeyView, toView } from '../api-keys/api-keys.service';
 import { Clock } from '../common/clock';
 import { SessionStore } from '../sessions/session-store';
@@ -18,6 +19,7 @@ export class ApiKeyRevocationService {
     private readonly sessions: SessionStore,
     private readonly outbox: RevocationOutbox,
     private readonly clock: Clock,
+    private readonly cache: ApiKeyCache,
   ) {}
 
   async revoke(organizationUuid: string, publicKeyId: string): Promise<ApiKeyView> {
@@ -36,6 +38,8 @@ export class ApiKeyRevocationService {
       eventId: uuidv7(),
       markerTtlMs: (REFRESH_TOKEN_TTL_SECONDS + 86400) * 1000,
     });
+    // Other instances are held by the marker just written (see ApiKeyCache); this one forgets at once.
+    this.cache.forget(key);
     if (!(await this.outbox.enqueue(pending))) {
       // The key is already unusable; the sweeper finishes the Postgres side shortly.
       throw ProblemException.unavailable('The key is revoked, but the change is not fully recorded yet; retry to confirm.');

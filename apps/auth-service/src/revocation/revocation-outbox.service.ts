@@ -4,7 +4,7 @@ import { REVOCATIONS_TOPIC, validateRevocationEvent } from '@invoicing/contracts
 import { EventEmitter } from 'node:events';
 import { DataSource } from 'typeorm';
 import { PendingRevocationRecord, SessionStore } from '../sessions/session-store';
-import { revocationEvent } from './revocation-events.factory';
+import { revocationEvents } from './revocation-events.factory';
 
 /**
  * Moves revocations from Redis (where the session scripts record them atomically with the
@@ -45,9 +45,11 @@ export class RevocationOutbox {
   }
 
   private async insert(record: PendingRevocationRecord): Promise<void> {
-    const event = revocationEvent(record);
-    const check = validateRevocationEvent(event);
-    if (!check.ok) throw new Error(`revocation event fails its schema: ${check.errors.join('; ')}`);
+    const events = revocationEvents(record);
+    for (const event of events) {
+      const check = validateRevocationEvent(event);
+      if (!check.ok) throw new Error(`revocation event fails its schema: ${check.errors.join('; ')}`);
+    }
     await this.db.transaction(async (tx) => {
       if (record.event.reason === 'revoked_by_user') {
         // The key's status and its event commit together: a revoked key is always announced.
@@ -57,10 +59,13 @@ export class RevocationOutbox {
           [record.apiKeyUuid, record.event.revoked_at],
         );
       }
+      // One statement for every part; they share created_at and are published in order of id.
       await tx.query(
         `INSERT INTO auth.outbox (id, topic, message_key, payload, created_at)
-         VALUES ($1, $2, $3, $4, now()) ON CONFLICT (id) DO NOTHING`,
-        [record.event.event_id, REVOCATIONS_TOPIC, event.subject, JSON.stringify(event)],
+         SELECT e.id, $1, e.message_key, e.payload, now()
+           FROM unnest($2::uuid[], $3::text[], $4::jsonb[]) AS e(id, message_key, payload)
+         ON CONFLICT (id) DO NOTHING`,
+        [REVOCATIONS_TOPIC, events.map((e) => e.id), events.map((e) => e.subject), events.map((e) => JSON.stringify(e))],
       );
     });
   }

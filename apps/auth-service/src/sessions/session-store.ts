@@ -8,9 +8,9 @@ export const REDIS = Symbol('REDIS');
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    authCreateSession(sess: string, ...args: string[]): Result<number, Context>;
-    authRotateSession(sess: string, pend: string, ...args: string[]): Result<string[], Context>;
-    authRevokeAllSessions(sess: string, pend: string, ...args: string[]): Result<string, Context>;
+    authCreateSession(sess: string, sexp: string, ...args: string[]): Result<number, Context>;
+    authRotateSession(sess: string, sexp: string, pend: string, ...args: string[]): Result<string[], Context>;
+    authRevokeAllSessions(sess: string, sexp: string, pend: string, ...args: string[]): Result<string, Context>;
   }
 }
 
@@ -50,19 +50,24 @@ export interface SessionPointer {
 @Injectable()
 export class SessionStore {
   private readonly prefix: string;
+  private readonly maxSessionsPerKey: string;
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(AUTH_CONFIG) config: AuthConfig,
   ) {
     this.prefix = config.REDIS_KEY_PREFIX;
-    redis.defineCommand('authCreateSession', { numberOfKeys: 1, lua: CREATE_SESSION });
-    redis.defineCommand('authRotateSession', { numberOfKeys: 2, lua: ROTATE_SESSION });
-    redis.defineCommand('authRevokeAllSessions', { numberOfKeys: 2, lua: REVOKE_ALL_SESSIONS });
+    this.maxSessionsPerKey = String(config.AUTH_MAX_SESSIONS_PER_KEY);
+    redis.defineCommand('authCreateSession', { numberOfKeys: 2, lua: CREATE_SESSION });
+    redis.defineCommand('authRotateSession', { numberOfKeys: 3, lua: ROTATE_SESSION });
+    redis.defineCommand('authRevokeAllSessions', { numberOfKeys: 3, lua: REVOKE_ALL_SESSIONS });
   }
 
   private sessKey(apiKeyUuid: string): string {
     return `${this.prefix}sess:{${apiKeyUuid}}`;
+  }
+  private expiriesKey(apiKeyUuid: string): string {
+    return `${this.prefix}sexp:{${apiKeyUuid}}`;
   }
   private pendKey(apiKeyUuid: string): string {
     return `${this.prefix}pend:{${apiKeyUuid}}`;
@@ -83,7 +88,10 @@ export class SessionStore {
     return { apiKeyUuid, sessionId };
   }
 
-  /** Starts a session. False when the key was revoked meanwhile. */
+  /**
+   * Starts a session. False when the key was revoked meanwhile. Past AUTH_MAX_SESSIONS_PER_KEY live
+   * sessions, the one whose refresh token expires first is evicted in the same step.
+   */
   async create(input: {
     apiKeyUuid: string;
     sessionId: string;
@@ -96,6 +104,7 @@ export class SessionStore {
   }): Promise<boolean> {
     const created = await this.redis.authCreateSession(
       this.sessKey(input.apiKeyUuid),
+      this.expiriesKey(input.apiKeyUuid),
       input.sessionId,
       input.refreshHash,
       String(input.refreshExpiresAt),
@@ -104,6 +113,7 @@ export class SessionStore {
       input.clientId,
       String(input.now),
       String(input.refreshExpiresAt - input.now),
+      this.maxSessionsPerKey,
     );
     return created === 1;
   }
@@ -119,6 +129,7 @@ export class SessionStore {
     const { apiKeyUuid, sessionId } = input.pointer;
     const [kind, ...rest] = await this.redis.authRotateSession(
       this.sessKey(apiKeyUuid),
+      this.expiriesKey(apiKeyUuid),
       this.pendKey(apiKeyUuid),
       sessionId,
       input.presentedHash,
@@ -153,6 +164,7 @@ export class SessionStore {
   }): Promise<PendingRevocationRecord> {
     const raw = await this.redis.authRevokeAllSessions(
       this.sessKey(input.apiKeyUuid),
+      this.expiriesKey(input.apiKeyUuid),
       this.pendKey(input.apiKeyUuid),
       String(input.now),
       input.eventId,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { formatScopes, newId, splitScopeString, toPublicId } from '@invoicing/contracts';
-import { ApiKeysService } from '../api-keys/api-keys.service';
+import { ApiKeyCache } from '../api-keys/api-key-cache';
 import { LastUsedRecorder } from '../api-keys/last-used-recorder';
 import { Clock } from '../common/clock';
 import { hashCredential, isWellFormedClientId, isWellFormedSecretKey, sameHash } from '../credentials/credential-format';
@@ -17,7 +17,7 @@ const DUMMY_HASH = hashCredential('sk_live_unknown-client');
 @Injectable()
 export class TokenExchangeService {
   constructor(
-    private readonly apiKeys: ApiKeysService,
+    private readonly apiKeys: ApiKeyCache,
     private readonly sessions: SessionStore,
     private readonly tokens: TokenPairFactory,
     private readonly throttle: ClientAuthThrottle,
@@ -27,11 +27,12 @@ export class TokenExchangeService {
 
   async exchange(request: ClientCredentialsRequest, address: string): Promise<TokenResponse> {
     const throttleId = isWellFormedClientId(request.clientId) ? request.clientId : null;
-    await this.throttle.check(throttleId, address);
-
-    // Malformed credentials are refused before any store lookup (wrong prefix or checksum).
-    const key =
-      throttleId && isWellFormedSecretKey(request.clientSecret) ? await this.apiKeys.findByClientId(throttleId) : null;
+    // Malformed credentials are refused before any store lookup (wrong prefix or checksum). The
+    // throttle and the key are read at once; a throttled caller is refused whatever the key says.
+    const [, key] = await Promise.all([
+      this.throttle.check(throttleId, address),
+      throttleId && isWellFormedSecretKey(request.clientSecret) ? this.apiKeys.findByClientId(throttleId) : null,
+    ]);
     const presented = hashCredential(request.clientSecret);
     const matches = sameHash(presented, key?.secretHash ?? DUMMY_HASH);
     if (!key || !matches || key.status !== 'active') {
@@ -53,17 +54,21 @@ export class TokenExchangeService {
 
     const now = this.clock.now();
     const sessionId = newId('ses');
-    const refresh = await this.tokens.mintRefreshToken(key.id, sessionId, now);
-    const created = await this.sessions.create({
-      apiKeyUuid: key.id,
-      sessionId,
-      refreshHash: refresh.hash,
-      refreshExpiresAt: refresh.expiresAt,
-      scope,
-      organizationUuid: key.organizationId,
-      clientId: key.clientId,
-      now,
-    });
+    // The pointer and the session are written in one round trip (ioredis pipelines commands sent in
+    // one tick); the token is handed out only once both are recorded.
+    const [refresh, created] = await this.tokens.mintRefreshToken(key.id, sessionId, now, (minted) =>
+      this.sessions.create({
+        apiKeyUuid: key.id,
+        sessionId,
+        refreshHash: minted.hash,
+        refreshExpiresAt: minted.expiresAt,
+        scope,
+        organizationUuid: key.organizationId,
+        clientId: key.clientId,
+        now,
+      }),
+    );
+    // A revoked key: the session script found the revocation marker (whatever the cache said).
     if (!created) throw OAuthError.invalidClient(request.usedBasic);
     this.lastUsed.touch(key.id, new Date(now));
     return this.tokens.response(

@@ -1,7 +1,7 @@
 import { REFRESH_TOKEN_TTL_SECONDS, validateRevocationEvent } from '@invoicing/contracts';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { ApiKeysService } from '../api-keys/api-keys.service';
+import { ApiKeyCache } from '../api-keys/api-key-cache';
 import { AuthTestApp, decodeJwt, postJson, startAuthTestApp } from '../testing/auth-test-app';
 
 let app: AuthTestApp;
@@ -97,7 +97,7 @@ describe('POST /api/v1/auth/token', () => {
   });
 
   it('rejects a secret with a wrong checksum before any store lookup', async () => {
-    const lookups = jest.spyOn(app.service.app.get(ApiKeysService), 'findByClientId');
+    const lookups = jest.spyOn(app.service.app.get(ApiKeyCache), 'findByClientId');
     const typo = `${key.clientSecret.slice(0, 20)}${key.clientSecret[20] === 'a' ? 'b' : 'a'}${key.clientSecret.slice(21)}`;
     const r = await token({ client_id: key.clientId, client_secret: typo, grant_type: 'client_credentials' });
     expect(r.status).toBe(401);

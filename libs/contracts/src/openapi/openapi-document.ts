@@ -39,7 +39,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         operationId: 'createToken',
         summary: 'Exchange API key credentials for an access token and a refresh token',
         description:
-          'Client credentials in the body (JSON or form) or with HTTP Basic. Each exchange starts a new session. Repeated failures from one client or address answer 429 with Retry-After.',
+          'Client credentials in the body (JSON or form) or with HTTP Basic. Each exchange starts a new session (refresh-token family). An API key holds at most 50,000 live sessions (configurable): past that, the session whose refresh token was least recently issued is ended, and its refresh token answers invalid_grant; its access tokens live out their hour. Reuse one session and refresh it rather than exchanging per call. Repeated failures from one client or address answer 429 with Retry-After.',
         security: [{}, { clientBasic: [] }],
         requestBody: {
           required: true,
