@@ -1,5 +1,5 @@
 import fastifyStatic from '@fastify/static';
-import { createLogger, createMetrics, drainOnSignals, installHealthRoutes, OpsState, problemFor, ReadinessCheck, requestIdFrom } from '@invoicing/service-kit';
+import { createLogger, createMetrics, drainOnSignals, installAccessLog, installHealthRoutes, OpsState, problemFor, ReadinessCheck, requestIdFrom } from '@invoicing/service-kit';
 import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, LogController } from 'fastify';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,8 +45,8 @@ export async function createSettingsWebApp(options: SettingsWebAppOptions): Prom
     genReqId: requestIdFrom,
     logController: new LogController({
       requestIdLogLabel: 'request_id',
-      // Probes and scrapes arrive every few seconds; an access log line each would drown the rest.
-      disableRequestLogging: (request) => request.url.startsWith('/health/') || request.url === '/metrics',
+      // One access line per request, without probes and scrapes (installAccessLog).
+      disableRequestLogging: true,
     }),
     return503OnClosing: true,
     trustProxy: true,
@@ -58,6 +58,7 @@ export async function createSettingsWebApp(options: SettingsWebAppOptions): Prom
     void reply.headers({ ...SECURITY_HEADERS, 'X-Request-Id': request.id });
     done();
   });
+  installAccessLog(fastify);
   createMetrics('settings-web').install(fastify);
 
   await fastify.register(fastifyStatic, {

@@ -34,7 +34,7 @@ export class AuthGuardModule {
         AccessTokenStrategy,
         AccessTokenGuard,
       ],
-      exports: [AccessTokenGuard, RevocationFeed, RevocationView, AccessTokenVerifier],
+      exports: [AccessTokenGuard, AccessTokenStrategy, RevocationFeed, RevocationView, AccessTokenVerifier],
     };
   }
 }

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import type { AccessTokenClaims } from '@invoicing/contracts';
 import { PassportStrategy } from '@nestjs/passport';
 import { AccessTokenVerifier, InvalidTokenError } from '../verification/access-token-verifier';
 import { RevocationView } from '../revocation/revocation-view';
-import { HeaderBearerStrategy } from './bearer.strategy';
+import { BearerFailure, bearerFailure, HeaderBearerStrategy, readBearer } from './bearer.strategy';
 import type { CallerIdentity } from './caller';
 
 export const ACCESS_TOKEN_STRATEGY = 'access-token';
@@ -17,6 +18,23 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
     super();
   }
 
+  /**
+   * The verifier's cache hands back the same claims object for a token it has seen, so the caller
+   * built from it is kept beside it: a repeated token costs no allocation here.
+   */
+  private readonly callers = new WeakMap<AccessTokenClaims, CallerIdentity>();
+
+  /**
+   * The whole check for one request, synchronously: what passport runs through `authenticate` and
+   * `validate`, without passport's per-request context (see AccessTokenGuard).
+   */
+  authenticateHeader(header: string | undefined): CallerIdentity | BearerFailure {
+    const token = readBearer(header);
+    if (typeof token !== 'string') return token;
+    const result = this.validate(token);
+    return Array.isArray(result) ? bearerFailure(result[1]) : result;
+  }
+
   validate(token: string): CallerIdentity | [false, string] {
     let claims;
     try {
@@ -25,15 +43,21 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
       if (e instanceof InvalidTokenError) return [false, e.description];
       throw e;
     }
+    // Checked on every request, never cached: a revocation applies to tokens already seen.
     if (this.revocations.isRevoked(claims)) return [false, 'The access token has been revoked.'];
-    return {
-      organizationId: claims.org_id,
-      apiKeyId: claims.sub,
-      clientId: claims.client_id,
-      sessionId: claims.sid,
-      scopes: new Set(claims.scope.split(' ')),
-      tokenId: claims.jti,
-      accessToken: token,
-    };
+    let caller = this.callers.get(claims);
+    if (!caller || caller.accessToken !== token) {
+      caller = {
+        organizationId: claims.org_id,
+        apiKeyId: claims.sub,
+        clientId: claims.client_id,
+        sessionId: claims.sid,
+        scopes: new Set(claims.scope.split(' ')),
+        tokenId: claims.jti,
+        accessToken: token,
+      };
+      this.callers.set(claims, caller);
+    }
+    return caller;
   }
 }

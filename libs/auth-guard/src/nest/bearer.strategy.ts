@@ -6,10 +6,41 @@ export type BearerVerify = (
   done: (error: unknown, user?: unknown, info?: string) => void,
 ) => void;
 
+
 /** RFC 6750 section 2.1: `Bearer` then a b64token. */
 const BEARER = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)$/i;
 
 export const REALM = 'invoicing';
+
+/** Why a request is refused: the `WWW-Authenticate` challenge and the detail for the body. */
+export interface BearerFailure {
+  challenge: string;
+  detail: string;
+}
+
+export const NO_TOKEN_DETAIL = 'An access token is required (Authorization: Bearer <token>).';
+
+/** Failures are few and fixed per reason: built once, not per refused request. */
+const failures = new Map<string, BearerFailure>();
+export function bearerFailure(description?: string): BearerFailure {
+  const key = description ?? '';
+  let failure = failures.get(key);
+  if (!failure) {
+    failure = description
+      ? { challenge: bearerChallenge('invalid_token', description), detail: description.replace(/["\\]/g, '') }
+      : { challenge: bearerChallenge(), detail: NO_TOKEN_DETAIL };
+    // Descriptions come from a fixed set (InvalidTokenError); the bound only guards against misuse.
+    if (failures.size < 100) failures.set(key, failure);
+  }
+  return failure;
+}
+
+/** The token of an `Authorization: Bearer` header, or why there is none. */
+export function readBearer(header: string | undefined): string | BearerFailure {
+  if (!header) return bearerFailure();
+  const match = BEARER.exec(header);
+  return match ? match[1] : bearerFailure('The Authorization header does not hold a Bearer token.');
+}
 
 /** An RFC 6750 `WWW-Authenticate` challenge. */
 export function bearerChallenge(error?: string, description?: string, scope?: string): string {
@@ -32,19 +63,14 @@ export class HeaderBearerStrategy extends Strategy {
   }
 
   override authenticate(req: { headers: IncomingHttpHeaders }): void {
-    const header = req.headers.authorization;
-    if (!header) {
-      this.fail(bearerChallenge(), 401);
+    const token = readBearer(req.headers.authorization);
+    if (typeof token !== 'string') {
+      this.fail(token, 401);
       return;
     }
-    const match = BEARER.exec(header);
-    if (!match) {
-      this.fail(bearerChallenge('invalid_token', 'The Authorization header does not hold a Bearer token.'), 401);
-      return;
-    }
-    this.verifyToken(match[1], (error, user, info) => {
+    this.verifyToken(token, (error, user, info) => {
       if (error) this.error(error as Error);
-      else if (!user) this.fail(bearerChallenge('invalid_token', info ?? 'The access token is invalid.'), 401);
+      else if (!user) this.fail(bearerFailure(info ?? 'The access token is invalid.'), 401);
       else this.success(user);
     });
   }

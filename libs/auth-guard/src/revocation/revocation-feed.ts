@@ -93,5 +93,15 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     this.view.apply(result.value);
+    // Live revocations are rare: a line each, with how long after the revocation it took effect
+    // here (the replay at start is not logged line by line).
+    if (this.ready) this.logger.log({
+      msg: 'revocation applied',
+      event_id: result.value.id,
+      type: result.value.type,
+      api_key_id: result.value.data.api_key_id,
+      sessions: result.value.data.session_ids.length,
+      lag_ms: Date.now() - Date.parse(result.value.data.revoked_at),
+    });
   }
 }

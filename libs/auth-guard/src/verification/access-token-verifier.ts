@@ -4,7 +4,11 @@ import { createVerifier, TokenError } from 'fast-jwt';
 /** Why a token was refused; `description` is safe to send to the caller. */
 export class InvalidTokenError extends Error {
   constructor(readonly description: string) {
+    // Refused tokens are expected traffic (the 401 path): no stack to capture, none is ever read.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(description);
+    Error.stackTraceLimit = limit;
     this.name = 'InvalidTokenError';
   }
 }
@@ -64,11 +68,26 @@ export class AccessTokenVerifier {
   }
 }
 
+/**
+ * Headers are few (one per signing key), and every token of one key carries the same first segment:
+ * decode each once. Bounded, so that garbage headers cannot grow it.
+ */
+const kidByHeader = new Map<string, string | null>();
+
 function readKid(token: string): string | null {
   const dot = token.indexOf('.');
   if (dot <= 0 || dot > 512) return null;
+  const segment = token.slice(0, dot);
+  const known = kidByHeader.get(segment);
+  if (known !== undefined) return known;
+  const kid = decodeKid(segment);
+  if (kid !== null && kidByHeader.size < 64) kidByHeader.set(segment, kid);
+  return kid;
+}
+
+function decodeKid(segment: string): string | null {
   try {
-    const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as unknown;
+    const header = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8')) as unknown;
     const kid = (header as { kid?: unknown } | null)?.kid;
     return typeof kid === 'string' ? kid : null;
   } catch {

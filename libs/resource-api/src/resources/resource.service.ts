@@ -9,6 +9,7 @@ import { Page, parseListQuery, toPage } from '../pagination/list-query';
 import { ReferenceResolver } from '../references/known-objects';
 import { orgScopeOf, OrgScope } from '../tenancy/org-scope';
 import { BodyValidator, compileBody } from '../validation/json-body';
+import { EntityReader } from './entity-reader';
 import type { PublicObject, ResourceDefinition, ResourceEntityBase } from './resource-definition';
 
 /**
@@ -19,6 +20,8 @@ export class ResourceService<E extends ResourceEntityBase, C> {
   private readonly validate: BodyValidator<C>;
   private readonly idempotency: IdempotencyStore;
   private readonly path: string;
+  private readonly filterParsers: Record<string, (value: string) => string | null>;
+  private entityReader: EntityReader<E> | null = null;
 
   constructor(
     private readonly def: ResourceDefinition<E, C>,
@@ -37,6 +40,12 @@ export class ResourceService<E extends ResourceEntityBase, C> {
     this.validate = compileBody<C>(def.createSchema);
     this.idempotency = new IdempotencyStore(db, schema);
     this.path = `/api/v1/${def.resource}`;
+    this.filterParsers = Object.fromEntries(Object.entries(def.filters ?? {}).map(([name, f]) => [name, f.parse]));
+  }
+
+  /** Reads go straight to the pool (EntityReader); made on first use, once TypeORM has its metadata. */
+  private get reader(): EntityReader<E> {
+    return (this.entityReader ??= new EntityReader(this.db, this.def.entity));
   }
 
   async create(caller: CallerIdentity, body: unknown, idempotencyKey: string | undefined): Promise<IdempotentResult> {
@@ -87,22 +96,25 @@ export class ResourceService<E extends ResourceEntityBase, C> {
   find(scope: OrgScope, publicId: string): Promise<E | null> {
     const id = parsePublicId(this.def.idPrefix, publicId);
     if (!id) return Promise.resolve(null);
-    return this.db.getRepository(this.def.entity).findOneBy({ id, organizationId: scope.organizationUuid } as never);
+    return this.reader.one('id = $1 AND organization_id = $2', [id, scope.organizationUuid]);
   }
 
   async list(caller: CallerIdentity, rawQuery: unknown): Promise<Page<PublicObject>> {
+    const query = parseListQuery<string>(rawQuery, this.def.idPrefix, this.filterParsers);
     const filters = this.def.filters ?? {};
-    const parsers = Object.fromEntries(Object.entries(filters).map(([name, f]) => [name, f.parse]));
-    const query = parseListQuery<string>(rawQuery, this.def.idPrefix, parsers);
-    const qb = this.db
-      .getRepository(this.def.entity)
-      .createQueryBuilder('r')
-      .where('r.organization_id = :org', { org: orgScopeOf(caller).organizationUuid });
+    const where = ['organization_id = $1'];
+    const values: unknown[] = [orgScopeOf(caller).organizationUuid];
+    // Filter columns come from the definition, never from the request; values are parameters.
     for (const [name, value] of Object.entries(query.filters)) {
-      qb.andWhere(`r.${filters[name].column} = :f_${name}`, { [`f_${name}`]: value });
+      values.push(value);
+      where.push(`"${filters[name].column}" = $${values.length}`);
     }
-    if (query.startingAfter) qb.andWhere('r.id < :after', { after: query.startingAfter });
-    const rows = await qb.orderBy('r.id', 'DESC').limit(query.limit + 1).getMany();
+    if (query.startingAfter) {
+      values.push(query.startingAfter);
+      where.push(`id < $${values.length}`);
+    }
+    values.push(query.limit + 1);
+    const rows = await this.reader.many(where.join(' AND '), values, `ORDER BY id DESC LIMIT $${values.length}`);
     return toPage(rows, query.limit, (row) => this.def.view(row));
   }
 

@@ -8,7 +8,7 @@ import { drainOnSignals } from './drain-on-signals';
 import { ProblemException } from '../http/problem';
 import { ErrorRenderer, ProblemFilter, sendProblem } from '../http/problem.filter';
 import { requestIdFrom } from '../http/request-id';
-import { createLogger, NestPinoLogger } from '../observability/logger';
+import { createLogger, installAccessLog, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
 
 /** Request bodies above this are refused with 413 (contract section 8). */
@@ -52,8 +52,8 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
     genReqId: requestIdFrom,
     logController: new LogController({
       requestIdLogLabel: 'request_id',
-      // Probes and scrapes arrive every few seconds; an access log line each would drown the rest.
-      disableRequestLogging: (request) => request.url.startsWith('/health/') || request.url === '/metrics',
+      // One line per request instead of Fastify's two (installAccessLog below).
+      disableRequestLogging: true,
     }),
     return503OnClosing: true,
     // Behind the gateway: the client address used for throttling comes from X-Forwarded-For.
@@ -72,6 +72,7 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
     void reply.header('X-Request-Id', request.id);
     done();
   });
+  installAccessLog(fastify);
   if (!options.acceptForms) {
     fastify.addHook('preHandler', (request, _reply, done) => {
       const type = request.headers['content-type'];
@@ -85,9 +86,12 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
   // Fastify closes the connection after refusing a body by its Content-Length. A proxy still
   // uploading (the gateway, an Ingress) then sees a reset instead of the 413. For bodies of a sane
   // size, let Node drain the rest so the caller reads the 413; huge ones still get the close.
-  fastify.addHook('onSend', async (request, reply) => {
-    const length = Number(request.headers['content-length'] ?? NaN);
-    if (reply.statusCode === 413 && length <= DRAIN_REJECTED_BODY_MAX_BYTES) reply.removeHeader('connection');
+  // A callback hook, not an async one: it runs on every response and a promise each showed up.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode === 413 && Number(request.headers['content-length'] ?? NaN) <= DRAIN_REJECTED_BODY_MAX_BYTES) {
+      reply.removeHeader('connection');
+    }
+    done(null, payload);
   });
   createMetrics(options.service).install(fastify);
   return { app, fastify, logger, state: { shuttingDown: false } };

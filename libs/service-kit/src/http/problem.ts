@@ -51,7 +51,12 @@ export class ProblemException extends Error {
     readonly errors?: FieldError[],
     readonly headers: Record<string, string> = {},
   ) {
+    // A problem is an answer, not a fault: its stack is never logged or sent, and capturing one on
+    // every 401/404 showed in the read path's profile (docs/perf.md).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(detail);
+    Error.stackTraceLimit = limit;
     this.name = 'ProblemException';
   }
 

@@ -1,0 +1,251 @@
+/**
+ * The platform's benchmark: our token endpoint, refresh rotation, guarded reads and revocation
+ * propagation, side by side in one run with what people would pick instead (oidc-provider, Keycloak
+ * when KEYCLOAK_URL is set) and with the floors (bare Fastify, Fastify + fast-jwt). Prints a table and
+ * the ratios the performance targets are stated in; `--json FILE` also writes them for comparing
+ * commits. Needs the stack of tools/stack/start.sh running. Asserts nothing: it measures.
+ *
+ *   npx nx run bench:run                       # everything (about 7 minutes)
+ *   npx nx run bench:run --args="--json tmp/bench.json --seconds 5"
+ */
+import 'reflect-metadata';
+import { ALL_SCOPES, Resource } from '@invoicing/contracts';
+import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { Figure, load } from './load';
+import { setupKeycloak } from './peers/keycloak';
+import {
+  exchange,
+  exchangeBody,
+  GATEWAY_URL,
+  mainOf,
+  RESOURCE_SERVICES,
+  RESOURCES,
+  ROOT,
+  seedObjects,
+  serviceUrl,
+  SettingsAccount,
+  stackPid,
+} from './platform';
+import { rssMb, startProcess, stopAll } from './processes';
+import { keyRevokeTrials, reuseTrials, summarize } from './revocation';
+import { Report } from './report';
+
+interface Args {
+  json: string | null;
+  seconds: number;
+  warmup: number;
+  trials: number;
+  sessions: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = {
+    json: null,
+    seconds: Number(process.env.BENCH_SECONDS ?? 10),
+    warmup: Number(process.env.BENCH_WARMUP_SECONDS ?? 3),
+    trials: Number(process.env.BENCH_TRIALS ?? 50),
+    sessions: Number(process.env.BENCH_SESSIONS ?? 50_000),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const next = () => argv[++i];
+    switch (argv[i]) {
+      case '--json':
+        args.json = next();
+        break;
+      case '--seconds':
+        args.seconds = Number(next());
+        break;
+      case '--warmup':
+        args.warmup = Number(next());
+        break;
+      case '--trials':
+        args.trials = Number(next());
+        break;
+      case '--sessions':
+        args.sessions = Number(next());
+        break;
+      default:
+        throw new Error(`unknown argument ${argv[i]} (use --json FILE, --seconds N, --warmup N, --trials N, --sessions N)`);
+    }
+  }
+  return args;
+}
+
+const LOGS = join(ROOT, 'tmp', 'bench');
+/** Second instances of the resource services, with the per-key rate limit lifted, sit here. */
+const SECOND_INSTANCE_PORT_SHIFT = 100;
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const report = new Report();
+  const step = (s: string) => process.stderr.write(`bench: ${s}\n`);
+  const measure = { seconds: args.seconds, warmupSeconds: args.warmup };
+
+  const ready = await fetch(`${serviceUrl('auth-service')}/health/ready`).catch(() => null);
+  if (ready?.status !== 200) throw new Error('the stack is not running: start it with `bash tools/stack/start.sh`');
+  report.note(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}; load from autocannon in this process, 16 connections, ${args.seconds} s after ${args.warmup} s of warm-up`);
+
+  // Idle memory first, before anything has loaded the services.
+  for (const name of ['auth-service', ...Object.values(RESOURCE_SERVICES), 'gateway']) {
+    const pid = await stackPid(name);
+    const mb = pid ? await rssMb(pid) : null;
+    if (mb !== null) report.memory(name, mb);
+  }
+
+  step('creating keys and objects through the settings API and the resource services');
+  const account = await SettingsAccount.signUp();
+  const scopes = [...ALL_SCOPES];
+  const [keyDirect, keyGateway, keyRefresh, keyFresh, keyBusy, keyReuse] = await Promise.all(
+    Array.from({ length: 6 }, () => account.createKey(scopes)),
+  );
+  const main = await exchange(keyDirect);
+  const ids = await seedObjects(main.access_token, 25);
+
+  step('starting second instances of the resource services (rate limit lifted) and the baselines');
+  const owners = Object.fromEntries(
+    Object.values(RESOURCE_SERVICES).map((s) => [`${s.replace(/-/g, '_').toUpperCase()}_URL`, serviceUrl(s)]),
+  );
+  const second = {} as Record<Resource, string>;
+  await Promise.all(
+    RESOURCES.map(async (resource) => {
+      const service = RESOURCE_SERVICES[resource];
+      const port = Number(new URL(serviceUrl(service)).port) + SECOND_INSTANCE_PORT_SHIFT;
+      second[resource] = `http://127.0.0.1:${port}`;
+      await startProcess('node', [mainOf(service), 'serve'], {
+        env: { ...owners, PORT: String(port), RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+        logFile: join(LOGS, `${service}-2.log`),
+        readyUrl: `${second[resource]}/health/ready`,
+      });
+    }),
+  );
+  const jwtEnv = {
+    JWT_SECRET_B64URL: (process.env.JWT_KEYS ?? DEV_JWT_KEYS).split(',')[0].split('=').slice(1).join('='),
+    JWT_ISSUER: process.env.JWT_ISSUER ?? 'http://localhost:8080',
+    JWT_AUDIENCE: process.env.JWT_AUDIENCE ?? 'invoicing-api',
+  };
+  const baseline = join(__dirname, 'peers', 'baseline-server.mjs');
+  await startProcess('node', [baseline], { env: { PORT: '4201', MODE: 'hello' }, logFile: join(LOGS, 'baseline-hello.log') });
+  await startProcess('node', [baseline], { env: { PORT: '4202', MODE: 'jwt', ...jwtEnv }, logFile: join(LOGS, 'baseline-jwt.log') });
+  const oidc = await startProcess('node', [join(__dirname, 'peers', 'oidc-provider-server.mjs')], {
+    env: { PORT: '4100' },
+    logFile: join(LOGS, 'oidc-provider.log'),
+  });
+  const bearer = { authorization: `Bearer ${main.access_token}` };
+
+  step('baselines');
+  report.load('bare Fastify GET /hello', 'hello', await load({ url: 'http://127.0.0.1:4201/hello', ...measure }));
+  report.load('Fastify + fast-jwt HS256 GET /hello', 'jwt', await load({ url: 'http://127.0.0.1:4202/hello', headers: bearer, ...measure }));
+
+  step('peers');
+  const o = oidc.info as { token_endpoint: string; client_id: string; client_secret: string; scope: string };
+  report.load('oidc-provider client_credentials (HS256 JWT)', 'oidc', await load({
+    url: o.token_endpoint,
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${o.client_id}:${o.client_secret}`).toString('base64')}`,
+    },
+    body: `grant_type=client_credentials&scope=${encodeURIComponent(o.scope)}`,
+    ...measure,
+  }));
+  if (process.env.KEYCLOAK_URL) {
+    const kc = await setupKeycloak(process.env.KEYCLOAK_URL);
+    // Keycloak's JIT needs longer than Node's to settle.
+    await load({ url: kc.tokenEndpoint, method: 'POST', headers: kcHeaders(kc), body: 'grant_type=client_credentials', seconds: 10 });
+    report.load('Keycloak client_credentials (HS256)', 'keycloak', await load({
+      url: kc.tokenEndpoint,
+      method: 'POST',
+      headers: kcHeaders(kc),
+      body: 'grant_type=client_credentials',
+      ...measure,
+    }));
+  } else {
+    report.note('Keycloak: not measured (set KEYCLOAK_URL; see tools/bench/README.md)');
+  }
+
+  step('our token endpoint');
+  const tokenPath = '/api/v1/auth/token';
+  const json = { 'content-type': 'application/json' };
+  report.load('POST /api/v1/auth/token (client_credentials), direct', 'token', await load({
+    url: serviceUrl('auth-service') + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyDirect), ...measure,
+  }));
+  report.load('POST /api/v1/auth/token through the gateway', 'tokenGateway', await load({
+    url: GATEWAY_URL + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyGateway), ...measure,
+  }));
+
+  // Each connection chains its own family: it presents the refresh token its last response carried.
+  // A chain never races itself, so no response is a reuse (which would revoke every chain).
+  const pool = await Promise.all(Array.from({ length: 40 }, () => exchange(keyRefresh)));
+  const refreshes = pool.map((p) => p.refresh_token);
+  report.load('POST /api/v1/auth/refresh (16 chains of rotation)', 'refresh', await load({
+    url: `${serviceUrl('auth-service')}/api/v1/auth/refresh`,
+    method: 'POST',
+    headers: json,
+    ...measure,
+    chain: () => {
+      let token = refreshes.pop();
+      if (!token) throw new Error('out of refresh tokens for the chains');
+      return {
+        body: () => JSON.stringify({ refresh_token: token }),
+        onResponse: (status, body) => {
+          // A broken chain (counted as unexpected) must not present its token again: that would be
+          // a reuse and revoke every chain of the key. It takes a fresh one, or sends nothing valid.
+          token = status === 200 ? (JSON.parse(body) as { refresh_token: string }).refresh_token : (refreshes.pop() ?? 'rt_live_broken');
+        },
+      };
+    },
+  }));
+
+  step(`a key holding ${args.sessions.toLocaleString('en')} live sessions`);
+  const seeding = await load({
+    url: serviceUrl('auth-service') + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyBusy), seconds: 600, amount: args.sessions,
+  });
+  report.note(`seeded ${seeding.total.toLocaleString('en')} sessions on one key at ${Math.round(seeding.rps)}/s (${seeding.unexpected} refused)`);
+  report.load('token exchange, fresh key (same moment as the next line)', 'tokenFresh', await load({
+    url: serviceUrl('auth-service') + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyFresh), ...measure,
+  }));
+  report.load(`token exchange, key already holding ${args.sessions.toLocaleString('en')} live sessions`, 'tokenBusy', await load({
+    url: serviceUrl('auth-service') + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyBusy), ...measure,
+  }));
+
+  step('guarded reads (second instances, rate limit lifted)');
+  report.load('GET /api/v1/invoices with a malformed token (401 path)', 'unauthorized', await load({
+    url: `${second.invoices}/api/v1/invoices`, headers: { authorization: 'Bearer abc' }, expect: 401, ...measure,
+  }));
+  for (const resource of RESOURCES) {
+    report.load(`GET /api/v1/${resource}/{id}`, `get:${resource}`, await load({ url: `${second[resource]}/api/v1/${resource}/${ids[resource]}`, headers: bearer, ...measure }));
+    report.load(`GET /api/v1/${resource} (list of 20)`, `list:${resource}`, await load({ url: `${second[resource]}/api/v1/${resource}`, headers: bearer, ...measure }));
+  }
+
+  step(`revocation propagation (${args.trials} trials each)`);
+  report.revocation('refresh-token reuse', summarize(await reuseTrials(keyReuse, second, args.trials)));
+  report.revocation('key revoked in the settings area', summarize(await keyRevokeTrials(account, scopes, second, args.trials)));
+
+  await stopAll();
+  process.stdout.write(report.render());
+  if (args.json) {
+    writeFileSync(args.json, JSON.stringify(report.toJson(), null, 2));
+    process.stderr.write(`bench: wrote ${args.json}\n`);
+  }
+}
+
+function kcHeaders(kc: { clientId: string; clientSecret: string }): Record<string, string> {
+  return {
+    'content-type': 'application/x-www-form-urlencoded',
+    authorization: `Basic ${Buffer.from(`${kc.clientId}:${kc.clientSecret}`).toString('base64')}`,
+  };
+}
+
+main().then(
+  () => process.exit(0),
+  async (e: unknown) => {
+    process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
+    await stopAll();
+    process.exit(1);
+  },
+);
+
+export type { Figure };

@@ -1,0 +1,107 @@
+import type { Resource } from '@invoicing/contracts';
+import type { Figure } from './load';
+
+type Spread = Record<Resource, { p50: number; p99: number; max: number }>;
+
+interface Check {
+  what: string;
+  value: number | null;
+  target: string;
+  met: boolean | null;
+}
+
+/** A ratio target: figure `num` over figure `den` must be at least `min`. */
+const RATIOS: Array<{ what: string; num: string; den: string; min: number }> = [
+  { what: 'token exchange / oidc-provider', num: 'token', den: 'oidc', min: 2 },
+  { what: 'token exchange / Keycloak', num: 'token', den: 'keycloak', min: 4 },
+  { what: 'exchange on a busy key / on a fresh key', num: 'tokenBusy', den: 'tokenFresh', min: 0.9 },
+  { what: 'refresh rotation / oidc-provider', num: 'refresh', den: 'oidc', min: 2 },
+  { what: '401 path / bare Fastify', num: 'unauthorized', den: 'hello', min: 0.5 },
+  { what: 'token exchange through the gateway / direct', num: 'tokenGateway', den: 'token', min: 0.75 },
+  ...(['invoices', 'clients', 'payments', 'products', 'expenses'] as const).flatMap((r) => [
+    { what: `GET ${r}/{id} / Fastify + fast-jwt`, num: `get:${r}`, den: 'jwt', min: 0.4 },
+    { what: `GET ${r} list of 20 / Fastify + fast-jwt`, num: `list:${r}`, den: 'jwt', min: 0.25 },
+  ]),
+];
+
+const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
+const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s);
+
+/** Collects the figures of one run and prints them with the ratios the targets are stated in. */
+export class Report {
+  private readonly loads: Array<{ label: string; id: string; figure: Figure }> = [];
+  private readonly notes: string[] = [];
+  private readonly revocations: Array<{ label: string; spread: Spread }> = [];
+  private readonly rss: Array<{ service: string; mb: number }> = [];
+
+  load(label: string, id: string, figure: Figure): void {
+    this.loads.push({ label, id, figure });
+    process.stderr.write(`bench:   ${label}: ${Math.round(figure.rps)}/s p50 ${figure.p50} ms p99 ${figure.p99} ms${figure.unexpected ? ` (${figure.unexpected} unexpected statuses)` : ''}\n`);
+  }
+  note(text: string): void {
+    this.notes.push(text);
+  }
+  revocation(label: string, spread: Spread): void {
+    this.revocations.push({ label, spread });
+  }
+  memory(service: string, mb: number): void {
+    this.rss.push({ service, mb });
+  }
+
+  private rps(id: string): number | null {
+    return this.loads.find((l) => l.id === id)?.figure.rps ?? null;
+  }
+
+  checks(): Check[] {
+    const out: Check[] = RATIOS.map((r) => {
+      const num = this.rps(r.num);
+      const den = this.rps(r.den);
+      const value = num !== null && den ? num / den : null;
+      return { what: r.what, value, target: `>= ${r.min.toFixed(2)}x`, met: value === null ? null : value >= r.min };
+    });
+    const refresh = this.loads.find((l) => l.id === 'refresh');
+    if (refresh) out.push({ what: 'refresh p99 (ms)', value: refresh.figure.p99, target: '<= 10 ms', met: refresh.figure.p99 <= 10 });
+    for (const { label, spread } of this.revocations) {
+      const p50 = Math.max(...Object.values(spread).map((s) => s.p50));
+      const p99 = Math.max(...Object.values(spread).map((s) => s.p99));
+      out.push({ what: `${label}: worst service p50 (ms)`, value: p50, target: '<= 25 ms', met: p50 <= 25 });
+      out.push({ what: `${label}: worst service p99 (ms)`, value: p99, target: '<= 100 ms', met: p99 <= 100 });
+    }
+    for (const { service, mb } of this.rss) {
+      out.push({ what: `idle RSS ${service} (MB)`, value: mb, target: '<= 150 MB', met: mb <= 150 });
+    }
+    return out;
+  }
+
+  render(): string {
+    const lines: string[] = [];
+    for (const n of this.notes) lines.push(`# ${n}`);
+    lines.push('', `${pad('what', 66)} ${lpad('req/s', 8)} ${lpad('p50 ms', 7)} ${lpad('p99 ms', 7)} ${lpad('bad', 5)}`);
+    for (const { label, figure: f } of this.loads) {
+      lines.push(`${pad(label, 66)} ${lpad(Math.round(f.rps).toLocaleString('en'), 8)} ${lpad(String(f.p50), 7)} ${lpad(String(f.p99), 7)} ${lpad(String(f.unexpected + f.errors), 5)}`);
+    }
+    for (const { label, spread } of this.revocations) {
+      lines.push('', `revocation after ${label}: ms from the revoking response until the service refused the token`);
+      for (const [resource, s] of Object.entries(spread)) {
+        lines.push(`  ${pad(resource, 10)} p50 ${lpad(s.p50.toFixed(1), 6)}  p99 ${lpad(s.p99.toFixed(1), 6)}  max ${lpad(s.max.toFixed(1), 6)}`);
+      }
+    }
+    lines.push('', `${pad('target', 58)} ${lpad('value', 9)} ${pad('  goal', 12)} met`);
+    for (const c of this.checks()) {
+      const value = c.value === null ? 'n/a' : c.value.toFixed(2);
+      lines.push(`${pad(c.what, 58)} ${lpad(value, 9)}   ${pad(c.target, 10)} ${c.met === null ? '-' : c.met ? 'yes' : 'NO'}`);
+    }
+    return `${lines.join('\n')}\n`;
+  }
+
+  toJson(): unknown {
+    return {
+      at: new Date().toISOString(),
+      notes: this.notes,
+      loads: this.loads,
+      revocations: this.revocations,
+      rss: this.rss,
+      checks: this.checks(),
+    };
+  }
+}
