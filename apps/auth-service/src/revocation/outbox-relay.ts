@@ -3,9 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { EventPublisher } from '@invoicing/event-bus';
 import { OutboxRelay } from '@invoicing/resource-api';
 import { DataSource } from 'typeorm';
-import { RevocationOutbox } from './revocation-outbox.service';
+import { EVENT_PUBLISHER, RevocationOutbox } from './revocation-outbox.service';
 
-export const EVENT_PUBLISHER = Symbol('EVENT_PUBLISHER');
+export { EVENT_PUBLISHER };
 
 const SWEEP_MS = 5000;
 

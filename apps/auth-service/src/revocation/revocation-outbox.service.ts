@@ -1,10 +1,19 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { REVOCATIONS_TOPIC, validateRevocationEvent } from '@invoicing/contracts';
+import { RevocationEvent, REVOCATIONS_TOPIC, validateRevocationEvent } from '@invoicing/contracts';
+import type { EventPublisher, OutgoingMessage } from '@invoicing/event-bus';
 import { EventEmitter } from 'node:events';
 import { DataSource } from 'typeorm';
 import { PendingRevocationRecord, SessionStore } from '../sessions/session-store';
 import { revocationEvents } from './revocation-events.factory';
+
+/** The Kafka publisher shared by the outbox (direct sends) and the relay. */
+export const EVENT_PUBLISHER = Symbol('EVENT_PUBLISHER');
+
+/** As the relay sends an outbox row: key = API key id, CloudEvents structured mode. */
+function toMessage(event: RevocationEvent): OutgoingMessage {
+  return { key: event.subject, value: JSON.stringify(event), headers: { 'content-type': 'application/cloudevents+json; charset=UTF-8' } };
+}
 
 /**
  * Moves revocations from Redis (where the session scripts record them atomically with the
@@ -20,17 +29,57 @@ export class RevocationOutbox {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly sessions: SessionStore,
+    @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
   ) {}
 
-  /** Best effort now; on failure the sweeper retries. Never throws. */
+  /**
+   * Best effort now; on failure the sweeper retries. Never throws.
+   *
+   * The events are also sent to Kafka at once, beside the durable path rather than after it: the
+   * outbox insert and the relay's locking read took ~5-10 ms before the first byte reached the
+   * broker, and a revocation should reach the resource services before the caller even reads our
+   * answer. The outbox row is written either way; once the direct send is acknowledged it is marked
+   * published, otherwise the relay publishes it (and may publish it twice if the two race: delivery
+   * is at least once, events carry ids, and applying a revocation twice changes nothing).
+   */
   async enqueue(record: PendingRevocationRecord): Promise<boolean> {
+    let events: RevocationEvent[];
     try {
-      await this.insert(record);
+      events = revocationEvents(record);
+      for (const event of events) {
+        const check = validateRevocationEvent(event);
+        if (!check.ok) throw new Error(`revocation event fails its schema: ${check.errors.join('; ')}`);
+      }
+    } catch (e) {
+      this.logger.error({ msg: 'revocation event cannot be built; kept pending in Redis', event_id: record.event.event_id, error: String(e) });
+      return false;
+    }
+    const direct = this.publisher.publish(REVOCATIONS_TOPIC, events.map(toMessage)).then(
+      () => true,
+      () => false,
+    );
+    try {
+      await this.insert(record, events);
       await this.sessions.ackPending(record);
-      this.signals.emit('enqueued');
-      return true;
     } catch (e) {
       this.logger.warn({ msg: 'revocation kept pending in Redis; the sweeper will retry', event_id: record.event.event_id, error: String(e) });
+      return false;
+    }
+    void direct.then(async (sent) => {
+      if (sent && (await this.markPublished(events))) return;
+      this.signals.emit('enqueued');
+    });
+    return true;
+  }
+
+  private async markPublished(events: RevocationEvent[]): Promise<boolean> {
+    try {
+      await this.db.query(
+        `UPDATE auth.outbox SET published_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[]) AND published_at IS NULL`,
+        [events.map((e) => e.id)],
+      );
+      return true;
+    } catch {
       return false;
     }
   }
@@ -44,12 +93,7 @@ export class RevocationOutbox {
     return moved;
   }
 
-  private async insert(record: PendingRevocationRecord): Promise<void> {
-    const events = revocationEvents(record);
-    for (const event of events) {
-      const check = validateRevocationEvent(event);
-      if (!check.ok) throw new Error(`revocation event fails its schema: ${check.errors.join('; ')}`);
-    }
+  private async insert(record: PendingRevocationRecord, events: RevocationEvent[]): Promise<void> {
     await this.db.transaction(async (tx) => {
       if (record.event.reason === 'revoked_by_user') {
         // The key's status and its event commit together: a revoked key is always announced.

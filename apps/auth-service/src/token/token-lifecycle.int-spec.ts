@@ -177,6 +177,16 @@ describe('POST /api/v1/auth/refresh', () => {
     );
     expect(event.value.data).toMatchObject({ api_key_id: reuseKey.id, organization_id: reuseKey.organizationId, client_id: reuseKey.clientId });
 
+    // Sent to Kafka at once (ADR 0015) and marked published exactly once: no second send by the relay.
+    const deadline = Date.now() + 5000;
+    let state: Array<{ published: boolean; attempts: number }> = [];
+    while (Date.now() < deadline) {
+      state = await db.query(`SELECT published_at IS NOT NULL AS published, attempts FROM auth.outbox WHERE message_key = $1`, [reuseKey.id]);
+      if (state[0]?.published) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(state).toEqual([{ published: true, attempts: 1 }]);
+
     // A fresh exchange with the same key starts a new, working session.
     const fresh = await login();
     expect((await refresh(fresh.refresh_token)).status).toBe(200);
