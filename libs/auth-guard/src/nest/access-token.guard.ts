@@ -30,7 +30,9 @@ export class AccessTokenGuard extends AuthGuard(ACCESS_TOKEN_STRATEGY) {
    * `handleRequest`.
    */
   override canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<{ headers: IncomingHttpHeaders; user?: CallerIdentity }>();
+    // The request is the first argument of an HTTP context. `switchToHttp()` would assign three new
+    // closures to the context on every call just to hand it back.
+    const request = context.getArgByIndex<{ headers: IncomingHttpHeaders; user?: CallerIdentity }>(0);
     const outcome = this.strategy.authenticateHeader(request.headers.authorization);
     request.user = isBearerFailure(outcome)
       ? this.handleRequest(null, false, outcome, context)
@@ -47,8 +49,7 @@ export class AccessTokenGuard extends AuthGuard(ACCESS_TOKEN_STRATEGY) {
     if (error) throw error;
     if (!user) {
       // The strategy hands its failure over as it is: challenge and detail, nothing to parse back.
-      const failure = isBearerFailure(info) ? info : bearerFailure();
-      throw new ProblemException(401, failure.detail, undefined, { 'WWW-Authenticate': failure.challenge });
+      throw unauthorized(isBearerFailure(info) ? info : bearerFailure());
     }
     const caller = user as CallerIdentity;
     const required = this.requiredScopes(context);
@@ -74,6 +75,21 @@ export class AccessTokenGuard extends AuthGuard(ACCESS_TOKEN_STRATEGY) {
     }
     return scopes;
   }
+}
+
+/**
+ * The 401 of each failure, built once: failures are a fixed set (bearerFailure), and the exception
+ * is immutable (frozen headers, no stack), so throwing the same instance for every request refused
+ * for the same reason answers exactly as a new one would, without an allocation per refusal.
+ */
+const unauthorizedByFailure = new WeakMap<BearerFailure, ProblemException>();
+function unauthorized(failure: BearerFailure): ProblemException {
+  let exception = unauthorizedByFailure.get(failure);
+  if (!exception) {
+    exception = new ProblemException(401, failure.detail, undefined, Object.freeze({ 'WWW-Authenticate': failure.challenge }));
+    unauthorizedByFailure.set(failure, exception);
+  }
+  return exception;
 }
 
 function isBearerFailure(info: unknown): info is BearerFailure {

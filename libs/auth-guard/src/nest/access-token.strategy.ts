@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AccessTokenClaims } from '@invoicing/contracts';
 import { PassportStrategy } from '@nestjs/passport';
-import { AccessTokenVerifier, InvalidTokenError } from '../verification/access-token-verifier';
+import { AccessTokenVerifier, isTokenRefusal } from '../verification/access-token-verifier';
 import { RevocationView } from '../revocation/revocation-view';
 import { BearerFailure, bearerFailure, HeaderBearerStrategy, readBearer } from './bearer.strategy';
 import type { CallerIdentity } from './caller';
@@ -36,13 +36,9 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
   }
 
   validate(token: string): CallerIdentity | [false, string] {
-    let claims;
-    try {
-      claims = this.verifier.verify(token);
-    } catch (e) {
-      if (e instanceof InvalidTokenError) return [false, e.description];
-      throw e;
-    }
+    // check() answers a refused token without an exception: the 401 path is ordinary traffic.
+    const claims = this.verifier.check(token);
+    if (isTokenRefusal(claims)) return [false, claims.description];
     // Checked on every request, never cached: a revocation applies to tokens already seen.
     if (this.revocations.isRevoked(claims)) return [false, 'The access token has been revoked.'];
     let caller = this.callers.get(claims);

@@ -21,7 +21,8 @@ export interface CallerIdentity {
 
 /** Handler parameter decorator: the verified {@link CallerIdentity} of the request. */
 export const Caller = createParamDecorator((_data: unknown, context: ExecutionContext): CallerIdentity => {
-  const request = context.switchToHttp().getRequest<{ user?: CallerIdentity }>();
+  // The request is an HTTP context's first argument (switchToHttp() would build three closures).
+  const request = context.getArgByIndex<{ user?: CallerIdentity }>(0);
   if (!request.user) throw new Error('@Caller() used on a route without AccessTokenGuard');
   return request.user;
 });

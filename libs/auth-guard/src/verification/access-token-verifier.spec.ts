@@ -1,6 +1,6 @@
 import { createSigner } from 'fast-jwt';
 import { createHmac } from 'node:crypto';
-import { AccessTokenVerifier, InvalidTokenError } from './access-token-verifier';
+import { AccessTokenVerifier, InvalidTokenError, isTokenRefusal } from './access-token-verifier';
 import { parseKeyRing } from './key-ring';
 
 const ring = parseKeyRing(
@@ -72,6 +72,37 @@ describe(AccessTokenVerifier.name, () => {
     const { sid, ...withoutSid } = claims();
     expect(sid).toBeDefined();
     expect(reason(sign(withoutSid))).toBe('The access token was not issued for this API.');
+  });
+
+  it('remembers an accepted token only until it expires, and never a refused one', () => {
+    const cached = new AccessTokenVerifier({ keys: ring.keys, issuer: 'https://issuer', audience: 'invoicing-api', clockToleranceSeconds: 0 });
+    const now = Date.now();
+    const iat = Math.floor(now / 1000);
+    const token = sign(claims({ iat, exp: iat + 2 }));
+    const clock = jest.spyOn(Date, 'now');
+    try {
+      clock.mockReturnValue(now);
+      expect(cached.verify(token).sub).toBe('key_1');
+      expect(cached.verify(token).sub).toBe('key_1');
+      clock.mockReturnValue((iat + 3) * 1000);
+      expect(isTokenRefusal(cached.check(token))).toBe(true);
+      expect(() => cached.verify(token)).toThrow('The access token expired.');
+      clock.mockReturnValue(now);
+      const forged = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
+      expect(isTokenRefusal(cached.check(forged))).toBe(true);
+      expect(isTokenRefusal(cached.check(forged))).toBe(true);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('keeps at most cacheSize accepted tokens, and still accepts those it forgot', () => {
+    const small = new AccessTokenVerifier({ keys: ring.keys, issuer: 'https://issuer', audience: 'invoicing-api', cacheSize: 2 });
+    const tokens = ['a', 'b', 'c'].map((jti) => sign(claims({ jti })));
+    for (const t of tokens) expect(small.verify(t).jti).toBeDefined();
+    const accepted = (small as unknown as { accepted: Map<string, unknown> }).accepted;
+    expect([...accepted.keys()]).toEqual(tokens.slice(1));
+    expect(small.verify(tokens[0]).jti).toBe('a');
   });
 
   it('refuses garbage', () => {

@@ -9,7 +9,8 @@ export class RateLimitGuard implements CanActivate {
   constructor(@Inject(RateLimiter) private readonly limiter: RateLimiter) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const caller = context.switchToHttp().getRequest<{ user?: CallerIdentity }>().user;
+    // The request is an HTTP context's first argument (switchToHttp() would build three closures).
+    const caller = context.getArgByIndex<{ user?: CallerIdentity }>(0).user;
     if (!caller) return true;
     const wait = this.limiter.take(caller.apiKeyId);
     if (wait > 0) {

@@ -17,10 +17,13 @@ export class RateLimiter {
   take(key: string): number {
     const now = this.now();
     this.sweep(now);
-    const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      bucket = { tokens: this.burst, at: now };
+      this.buckets.set(key, bucket);
+    }
     bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.ratePerSecond);
     bucket.at = now;
-    this.buckets.set(key, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return 0;

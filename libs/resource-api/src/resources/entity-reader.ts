@@ -3,6 +3,33 @@ import type { Pool, QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 
+type Row = Record<string, unknown>;
+
+/** A named prepared statement, shared by every query with its text (pg copies it before use). */
+interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** Column types whose hydrated value is the value pg parsed (TypeORM's prepareHydratedValue is a no-op). */
+const AS_PARSED = new Set(['uuid', 'text', 'varchar', 'character varying', 'json', 'jsonb', 'integer', 'int', 'int4', 'smallint', 'int2', 'bigint', 'int8']);
+
+/** One column's hydration: the property it fills and how. */
+interface Hydration {
+  column: ColumnMetadata;
+  /** Set when the value can be assigned as pg parsed it (no transformer, no conversion, plain property). */
+  property: string | null;
+}
+
+/** A get by id waiting for its batch (see {@link EntityReader.byIdInOrganization}). */
+interface Waiter<E> {
+  resolve(entity: E | null): void;
+  reject(error: unknown): void;
+}
+
+/** At most this many distinct (id, organization) pairs per batched statement. */
+const BATCH_MAX = 100;
+
 /**
  * Plain reads of one entity: one parameterised SELECT straight on the DataSource's pg pool, as a
  * named prepared statement, hydrated with TypeORM's own per-column conversion (types and
@@ -12,51 +39,147 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
  * every one of them includes the organization (tenancy is the caller's, as before).
  */
 export class EntityReader<E> {
-  private readonly columns: ColumnMetadata[];
+  private readonly hydrations: Hydration[];
   private readonly selectFrom: string;
-  private readonly statementNames = new Map<string, string>();
+  private readonly statements = new Map<string, Statement>();
+  /** Database names of the id and organization columns, when both are uuids (batched gets). */
+  private readonly keyColumns: { id: string; organization: string } | null;
+  private readonly byIdStatement: Statement | null;
+  private pending: Map<string, Array<Waiter<E>>> | null = null;
 
   constructor(
     private readonly db: DataSource,
     private readonly entity: new () => E,
   ) {
     const meta = db.getMetadata(entity);
-    this.columns = meta.columns;
+    this.hydrations = meta.columns.map((column) => ({
+      column,
+      property:
+        !column.transformer &&
+        !column.embeddedMetadata &&
+        !column.referencedColumn &&
+        typeof column.type === 'string' &&
+        AS_PARSED.has(column.type)
+          ? column.propertyName
+          : null,
+    }));
     const table = meta.schema ? `"${meta.schema}"."${meta.tableName}"` : `"${meta.tableName}"`;
-    this.selectFrom = `SELECT ${this.columns.map((c) => `"${c.databaseName}"`).join(', ')} FROM ${table}`;
+    const columns = meta.columns.map((c) => `"${c.databaseName}"`).join(', ');
+    this.selectFrom = `SELECT ${columns} FROM ${table}`;
+    const id = meta.findColumnWithPropertyName('id');
+    const organization = meta.findColumnWithPropertyName('organizationId');
+    this.keyColumns = id?.type === 'uuid' && organization?.type === 'uuid' ? { id: id.databaseName, organization: organization.databaseName } : null;
+    this.byIdStatement = this.keyColumns
+      ? this.statement(
+          // The (id, organization) pairs of concurrent gets: a row is returned only for the very pair
+          // that asked for it, so every row is matched on its organization in SQL (and again below).
+          `SELECT ${meta.columns.map((c) => `t."${c.databaseName}"`).join(', ')} FROM ${table} t ` +
+            `JOIN unnest($1::uuid[], $2::uuid[]) AS k(id, organization_id) ` +
+            `ON t."${this.keyColumns.id}" = k.id AND t."${this.keyColumns.organization}" = k.organization_id`,
+        )
+      : null;
   }
 
   /** Rows matching `where` (SQL after WHERE, `$1`... placeholders), in `suffix` order and limit. */
   async many(where: string, values: unknown[], suffix = ''): Promise<E[]> {
-    const text = `${this.selectFrom} WHERE ${where}${suffix ? ` ${suffix}` : ''}`;
-    const result: QueryResult<Record<string, unknown>> = await this.pool().query({ name: this.statementName(text), text, values });
-    return result.rows.map((row) => this.hydrate(row));
+    const rows = await this.query(this.statement(`${this.selectFrom} WHERE ${where}${suffix ? ` ${suffix}` : ''}`), values);
+    return rows.map((row) => this.hydrate(row));
   }
 
   async one(where: string, values: unknown[]): Promise<E | null> {
     return (await this.many(where, values, 'LIMIT 1'))[0] ?? null;
   }
 
-  private pool(): Pool {
+  /**
+   * The row with this id in this organization, or null. Gets that arrive in the same turn of the
+   * event loop (one poll of the sockets) are answered by one statement, `JOIN unnest(ids, orgs)`:
+   * under load a guarded GET was as much a pg round trip as anything (a `writev` of 45 µs on this
+   * machine, RowDescription parsing, Postgres's per-statement work on the same cores; docs/perf.md),
+   * and this pays it once per batch. The batch is sent from `setImmediate`, i.e. right after the
+   * I/O callbacks of the turn, so a lone request waits for nothing. Each caller gets only the row of
+   * its own (id, organization) pair, as its own entity; a failed query fails every caller of the
+   * batch, as it would have failed each of them.
+   */
+  byIdInOrganization(id: string, organizationId: string): Promise<E | null> {
+    if (!this.keyColumns) return this.one('id = $1 AND organization_id = $2', [id, organizationId]);
+    return new Promise<E | null>((resolve, reject) => {
+      if (this.pending === null) {
+        this.pending = new Map();
+        setImmediate(() => this.sendPending());
+      }
+      const key = `${id}/${organizationId}`;
+      const waiters = this.pending.get(key);
+      if (waiters) waiters.push({ resolve, reject });
+      else this.pending.set(key, [{ resolve, reject }]);
+    });
+  }
+
+  private sendPending(): void {
+    const pending = this.pending;
+    this.pending = null;
+    if (!pending) return;
+    let batch = new Map<string, Array<Waiter<E>>>();
+    for (const [key, waiters] of pending) {
+      batch.set(key, waiters);
+      if (batch.size === BATCH_MAX) {
+        void this.sendBatch(batch);
+        batch = new Map();
+      }
+    }
+    if (batch.size > 0) void this.sendBatch(batch);
+  }
+
+  private async sendBatch(batch: Map<string, Array<Waiter<E>>>): Promise<void> {
+    const keys = this.keyColumns!;
+    const ids: string[] = [];
+    const organizations: string[] = [];
+    for (const key of batch.keys()) {
+      const slash = key.indexOf('/');
+      ids.push(key.slice(0, slash));
+      organizations.push(key.slice(slash + 1));
+    }
+    try {
+      const rows = await this.query(this.byIdStatement!, [ids, organizations]);
+      for (const row of rows) {
+        const key = `${String(row[keys.id])}/${String(row[keys.organization])}`;
+        const waiters = batch.get(key);
+        if (!waiters) continue;
+        batch.delete(key);
+        for (const w of waiters) w.resolve(this.hydrate(row));
+      }
+      for (const waiters of batch.values()) for (const w of waiters) w.resolve(null);
+    } catch (e) {
+      // Callers already answered keep their answer (a promise settles once).
+      for (const waiters of batch.values()) for (const w of waiters) w.reject(e);
+    }
+  }
+
+  private async query(statement: Statement, values: unknown[]): Promise<Row[]> {
     // TypeORM's Postgres driver keeps its pg Pool here: same connections, timeouts and search_path.
-    return (this.db.driver as unknown as { master: Pool }).master;
+    const pool = (this.db.driver as unknown as { master: Pool }).master;
+    // pg copies the config before adding values and its callback: the statement object is shared.
+    const result: QueryResult<Row> = await pool.query(statement, values);
+    return result.rows;
   }
 
   /** One prepared statement per distinct SQL text (a handful per resource: filters x paging). */
-  private statementName(text: string): string {
-    let name = this.statementNames.get(text);
-    if (!name) {
-      name = `r_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-      this.statementNames.set(text, name);
+  private statement(text: string): Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = { name: `r_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text };
+      this.statements.set(text, statement);
     }
-    return name;
+    return statement;
   }
 
-  private hydrate(row: Record<string, unknown>): E {
-    const entity = new this.entity();
-    for (const column of this.columns) {
-      column.setEntityValue(entity as never, this.db.driver.prepareHydratedValue(row[column.databaseName], column));
+  private hydrate(row: Row): E {
+    const entity = new this.entity() as Record<string, unknown>;
+    const driver = this.db.driver;
+    for (const { column, property } of this.hydrations) {
+      const value = row[column.databaseName];
+      if (property !== null) entity[property] = value;
+      else column.setEntityValue(entity, driver.prepareHydratedValue(value, column));
     }
-    return entity;
+    return entity as E;
   }
 }

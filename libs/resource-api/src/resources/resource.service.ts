@@ -96,7 +96,8 @@ export class ResourceService<E extends ResourceEntityBase, C> {
   find(scope: OrgScope, publicId: string): Promise<E | null> {
     const id = parsePublicId(this.def.idPrefix, publicId);
     if (!id) return Promise.resolve(null);
-    return this.reader.one('id = $1 AND organization_id = $2', [id, scope.organizationUuid]);
+    // Concurrent gets share one statement; each still matches its own organization (EntityReader).
+    return this.reader.byIdInOrganization(id, scope.organizationUuid);
   }
 
   async list(caller: CallerIdentity, rawQuery: unknown): Promise<Page<PublicObject>> {

@@ -102,6 +102,28 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
       expect(list.body.data).toEqual([]);
     });
 
+    it('answers concurrent gets of two organizations (batched when they arrive together) each with its own object only', async () => {
+      const [orgA, orgB] = [app.newOrganizationId(), app.newOrganizationId()];
+      const [a, b] = [(await create(orgA)).body, (await create(orgB)).body];
+      const [tokenA, tokenB] = [app.token({ organizationId: orgA }), app.token({ organizationId: orgB })];
+      // Sent together so they arrive in the same turn of the service's event loop: own, foreign, repeated.
+      const asks: Array<[string, string, unknown]> = [
+        [tokenA, a.id as string, a],
+        [tokenB, a.id as string, null],
+        [tokenB, b.id as string, b],
+        [tokenA, b.id as string, null],
+        [tokenA, a.id as string, a],
+        [tokenB, b.id as string, b],
+      ];
+      for (let round = 0; round < 5; round++) {
+        const answers = await Promise.all(asks.map(([token, id]) => call('GET', url(`/${id}`), { token })));
+        answers.forEach((r, i) => {
+          const expected = asks[i][2];
+          expect({ i, status: r.status, body: expected ? r.body : undefined }).toEqual({ i, status: expected ? 200 : 404, body: expected ?? undefined });
+        });
+      }
+    });
+
     it('requires a valid access token (401 with an RFC 6750 challenge)', async () => {
       const none = await call('GET', url());
       expect(none.status).toBe(401);

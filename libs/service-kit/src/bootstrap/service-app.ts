@@ -8,7 +8,7 @@ import { drainOnSignals } from './drain-on-signals';
 import { ProblemException } from '../http/problem';
 import { ErrorRenderer, ProblemFilter, sendProblem } from '../http/problem.filter';
 import { requestIdFrom } from '../http/request-id';
-import { createLogger, installAccessLog, NestPinoLogger } from '../observability/logger';
+import { createLogger, installAccessLog, lazyChildLoggerFactory, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
 
 /** Request bodies above this are refused with 413 (contract section 8). */
@@ -55,6 +55,8 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
       // One line per request instead of Fastify's two (installAccessLog below).
       disableRequestLogging: true,
     }),
+    // request.log is made on first use: the access line does not need it (installAccessLog).
+    childLoggerFactory: lazyChildLoggerFactory,
     return503OnClosing: true,
     // Behind the gateway: the client address used for throttling comes from X-Forwarded-For.
     trustProxy: true,
@@ -87,6 +89,8 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
   // uploading (the gateway, an Ingress) then sees a reset instead of the 413. For bodies of a sane
   // size, let Node drain the rest so the caller reads the 413; huge ones still get the close.
   // A callback hook, not an async one: it runs on every response and a promise each showed up.
+  // (Nest replaces Fastify's error handler at start-up, so the 413 cannot be caught there instead;
+  // the hook itself measured ~0.1 % of a request.)
   fastify.addHook('onSend', (request, reply, payload, done) => {
     if (reply.statusCode === 413 && Number(request.headers['content-length'] ?? NaN) <= DRAIN_REJECTED_BODY_MAX_BYTES) {
       reply.removeHeader('connection');
