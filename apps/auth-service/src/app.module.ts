@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AccountController } from './accounts/account.controller';
 import { ApiDocsController } from './api-docs/api-docs.controller';
+import { AuthorizationServerMetadataController } from './discovery/authorization-server-metadata.controller';
 import { AccountsService } from './accounts/accounts.service';
 import { CsrfGuard, DashboardSessionGuard } from './accounts/dashboard.guards';
 import { DashboardSessions } from './accounts/dashboard-sessions';
@@ -15,11 +16,13 @@ import { RefreshService } from './refresh/refresh.service';
 import { ApiKeyRevocationService } from './revocation/api-key-revocation.service';
 import { RevocationRelay } from './revocation/outbox-relay';
 import { RevocationOutbox } from './revocation/revocation-outbox.service';
+import { TokenRevocationService } from './revocation/token-revocation.service';
 import { SessionStore } from './sessions/session-store';
 import { AccessTokenSigner } from './signing/access-token-signer';
 import { SettingsController } from './settings/settings.controller';
 import { ClientAuthThrottle } from './throttling/client-auth-throttle';
 import { FailureThrottle } from './throttling/failure-throttle';
+import { ClientAuthenticator } from './token/client-authenticator';
 import { TokenController } from './token/token.controller';
 import { TokenExchangeService } from './token/token-exchange.service';
 
@@ -29,7 +32,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [InfrastructureModule.forRoot(config)],
-      controllers: [TokenController, AccountController, SettingsController, ApiDocsController],
+      controllers: [TokenController, AccountController, SettingsController, ApiDocsController, AuthorizationServerMetadataController],
       providers: [
         ApiKeysService,
         ApiKeyCache,
@@ -45,7 +48,9 @@ export class AppModule {
         AccessTokenSigner,
         TokenPairFactory,
         ClientAuthThrottle,
+        ClientAuthenticator,
         TokenExchangeService,
+        TokenRevocationService,
         RefreshService,
         RevocationOutbox,
         RevocationRelay,

@@ -29,6 +29,8 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { prefix: '/api/v1/settings', service: 'auth-service' },
   { prefix: '/api/v1/openapi.json', service: 'auth-service' },
   { prefix: '/api/v1/docs', service: 'auth-service' },
+  // RFC 8414 discovery at the base URL, where OAuth client libraries look for it.
+  { prefix: '/.well-known/oauth-authorization-server', service: 'auth-service' },
   { prefix: '/api/v1/invoices', service: 'invoice-service' },
   { prefix: '/api/v1/clients', service: 'client-service' },
   { prefix: '/api/v1/payments', service: 'payment-service' },

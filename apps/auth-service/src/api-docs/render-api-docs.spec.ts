@@ -8,7 +8,17 @@ describe(renderApiDocs.name, () => {
     expect(html).toContain('<code>/api/v1/auth/token</code>');
     expect(html).toContain('<code>/api/v1/invoices/{id}</code>');
     expect(html).toContain('<code>line_items</code> <strong>required</strong>');
-    expect(html.match(/<section id=/g)?.length).toBe(2 + 8 + 5 * 3);
+    // token, refresh, revoke and the RFC 8414 metadata; 8 account and settings calls; 3 per resource.
+    expect(html.match(/<section id=/g)?.length).toBe(4 + 8 + 5 * 3);
+  });
+
+  it('shows both grants of the token endpoint, the revocation endpoint and the discovery document', () => {
+    expect(html).toContain('<code>ClientCredentialsGrant</code>');
+    expect(html).toContain('<code>RefreshTokenGrant</code>');
+    expect(html).toContain('<code>refresh_token</code> <strong>required</strong>');
+    expect(html).toContain('<code>/api/v1/auth/revoke</code>');
+    expect(html).toContain('<code>token</code> <strong>required</strong>');
+    expect(html).toContain('<code>/.well-known/oauth-authorization-server</code>');
   });
 
   it('has no script and escapes text', () => {

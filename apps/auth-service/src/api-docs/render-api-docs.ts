@@ -23,6 +23,10 @@ function typeOf(schema: Json): string {
 
 function fieldsTable(doc: Json, schema: Json | undefined): string {
   const resolved = resolve(doc, schema);
+  // One table per alternative (the token endpoint's two grants), each under its schema name.
+  if (Array.isArray(resolved.oneOf)) {
+    return (resolved.oneOf as Json[]).map((alt) => `<p><code>${escape(typeOf(alt))}</code></p>${fieldsTable(doc, alt)}`).join('');
+  }
   const properties = resolved.properties as Record<string, Json> | undefined;
   if (!properties) return `<p><code>${escape(typeOf(schema ?? {}))}</code></p>`;
   const required = new Set((resolved.required as string[]) ?? []);

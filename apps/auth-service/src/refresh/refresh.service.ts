@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { toPublicId } from '@invoicing/contracts';
+import { formatScopes, splitScopeString, toPublicId } from '@invoicing/contracts';
 import { uuidv7 } from 'uuidv7';
 import { ApiKeyCache } from '../api-keys/api-key-cache';
 import { LastUsedRecorder } from '../api-keys/last-used-recorder';
@@ -7,12 +7,26 @@ import { Clock } from '../common/clock';
 import { hashCredentialHex, isWellFormedRefreshToken } from '../credentials/credential-format';
 import { TokenPairFactory, TokenResponse } from '../issuance/token-pair';
 import { RevocationOutbox } from '../revocation/revocation-outbox.service';
-import { SessionStore } from '../sessions/session-store';
+import { SessionPointer, SessionStore } from '../sessions/session-store';
+import { ClientAuthenticator } from '../token/client-authenticator';
 import { OAuthError } from '../token/oauth-error';
+import type { RefreshGrantRequest } from '../token/token-request';
+
+/** What the token endpoint adds to a plain refresh; `/api/v1/auth/refresh` passes none of it. */
+export interface RefreshOptions {
+  /** The authenticated key: the refresh token must belong to it. */
+  clientKeyUuid?: string;
+  /** Requested scopes, a subset of the session's (RFC 6749 section 6); null or absent for all. */
+  scope?: string | null;
+}
 
 /**
  * Refresh-token rotation. Each token works once; presenting a spent one revokes every session of
  * its API key at once (atomically, in the rotation script) and publishes the revocation.
+ *
+ * `/api/v1/auth/refresh` and `grant_type=refresh_token` at the token endpoint both end in
+ * {@link refresh}: one rotation, one reuse rule (ADR 0016). The grant only adds checks that run
+ * before the rotation script, so a refused grant spends nothing.
  */
 @Injectable()
 export class RefreshService {
@@ -23,13 +37,30 @@ export class RefreshService {
     private readonly clock: Clock,
     private readonly apiKeys: ApiKeyCache,
     private readonly lastUsed: LastUsedRecorder,
+    private readonly clients: ClientAuthenticator,
   ) {}
 
-  async refresh(refreshToken: string): Promise<TokenResponse> {
+  /**
+   * `grant_type=refresh_token` at the token endpoint. Credentials, when sent, are verified first
+   * (401 `invalid_client` and throttling, as for the client-credentials grant).
+   */
+  async refreshGrant(request: RefreshGrantRequest, address: string): Promise<TokenResponse> {
+    const key = request.client ? await this.clients.authenticate(request.client, address) : null;
+    return this.refresh(request.refreshToken, { clientKeyUuid: key?.id, scope: request.scope });
+  }
+
+  async refresh(refreshToken: string, options: RefreshOptions = {}): Promise<TokenResponse> {
     if (!isWellFormedRefreshToken(refreshToken)) throw OAuthError.invalidGrant();
+    const requested = options.scope ? splitScopeString(options.scope) : null;
+    if (options.scope && requested === null) throw new OAuthError(400, 'invalid_scope', 'The scope parameter is malformed.');
     const presentedHash = hashCredentialHex(refreshToken);
     const pointer = await this.sessions.findPointer(presentedHash);
     if (!pointer) throw OAuthError.invalidGrant();
+    // Another key's token: refused from its pointer alone, before the rotation script, so it is
+    // neither spent nor counted as reuse (a client cannot revoke another key's sessions this way).
+    if (options.clientKeyUuid !== undefined && pointer.apiKeyUuid !== options.clientKeyUuid) throw OAuthError.invalidGrant();
+    // The scope check also runs before the rotation: a refused scope spends nothing.
+    const narrowed = requested ? await this.narrowScope(pointer, requested) : null;
     // A revoked key's sessions are gone already (the rotation script would answer 'invalid'); this
     // also refuses a key whose revocation Redis has lost, once the cache has read Postgres again.
     const key = await this.apiKeys.findById(pointer.apiKeyUuid);
@@ -54,7 +85,7 @@ export class RefreshService {
             sub: toPublicId('key', pointer.apiKeyUuid),
             client_id: result.clientId,
             org_id: toPublicId('org', result.organizationUuid),
-            scope: result.scope,
+            scope: narrowed ?? result.scope,
             sid: pointer.sessionId,
           },
           next,
@@ -68,5 +99,19 @@ export class RefreshService {
       default:
         throw OAuthError.invalidGrant();
     }
+  }
+
+  /**
+   * RFC 6749 section 6: a refresh may ask for fewer scopes than the session was granted. The access
+   * token carries the narrower set; the session (and so the next refresh token) keeps its own.
+   */
+  private async narrowScope(pointer: SessionPointer, requested: string[]): Promise<string | null> {
+    const granted = await this.sessions.sessionScope(pointer);
+    // A session that is gone: the rotation script gives the right answer (invalid or reuse).
+    if (granted === null) return null;
+    const grantedSet = new Set(granted.split(' '));
+    const outside = requested.filter((s) => !grantedSet.has(s));
+    if (outside.length > 0) throw new OAuthError(400, 'invalid_scope', `The session was not granted: ${outside.join(' ')}.`);
+    return formatScopes(requested);
   }
 }

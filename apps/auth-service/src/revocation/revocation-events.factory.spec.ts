@@ -1,8 +1,8 @@
 import { validateRevocationEvent } from '@invoicing/contracts';
-import type { PendingRevocationRecord } from '../sessions/session-store';
+import type { PendingRevocation, PendingRevocationRecord } from '../sessions/session-store';
 import { revocationEvents, SESSION_IDS_PER_EVENT } from './revocation-events.factory';
 
-const record = (sessions: number, reason: 'refresh_token_reuse' | 'revoked_by_user' = 'refresh_token_reuse'): PendingRevocationRecord => {
+const record = (sessions: number, reason: PendingRevocation['reason'] = 'refresh_token_reuse'): PendingRevocationRecord => {
   const event = {
     event_id: '01933c3e-8a7b-7cc0-9f00-000000000001',
     reason,
@@ -34,6 +34,14 @@ describe('revocationEvents', () => {
       expect(e.type).toBe('invoicing.auth.api_key_revoked.v1');
       expect(Buffer.byteLength(JSON.stringify(e))).toBeLessThan(100_000);
     }
+  });
+
+  it('announces a session revoked by its client (RFC 7009) as sessions_revoked with reason session_revoked', () => {
+    const [event] = revocationEvents(record(1, 'session_revoked'));
+    expect(event.type).toBe('invoicing.auth.sessions_revoked.v1');
+    expect(event.data.reason).toBe('session_revoked');
+    expect(event.data.session_ids).toEqual(['ses_00000000000000000000000000000000']);
+    expect(validateRevocationEvent(event).ok).toBe(true);
   });
 
   it('derives the same ids on a retry, so the outbox insert stays idempotent', () => {

@@ -59,5 +59,5 @@ function revocationEvent(record: PendingRevocationRecord, sessionIds: string[], 
   };
   return event.reason === 'revoked_by_user'
     ? { ...envelope, type: API_KEY_REVOKED_V1, data: { ...data, reason: 'revoked_by_user' } }
-    : { ...envelope, type: SESSIONS_REVOKED_V1, data: { ...data, reason: 'refresh_token_reuse' } };
+    : { ...envelope, type: SESSIONS_REVOKED_V1, data: { ...data, reason: event.reason } };
 }

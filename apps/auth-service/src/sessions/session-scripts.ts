@@ -6,7 +6,9 @@
  * - `sexp:{k}`, a sorted set of session ids scored by their refresh token's expiry: it finds expired
  *   sessions and the oldest one in O(log n), so creating and rotating a session costs the same for a
  *   key with 50,000 live sessions as for a fresh one (ADR 0014);
- * - `pend:{k}`, a list of revocation events waiting to be copied into the Postgres outbox.
+ * - `pend:{k}`, a list of revocation events waiting to be copied into the Postgres outbox;
+ * - `rses:{k}:<sid>`, a short-lived marker of one session ended by RFC 7009 revocation, so that
+ *   revoking it again (or one of its access tokens) publishes nothing more.
  */
 
 const COLLECT_AND_REVOKE = `
@@ -102,5 +104,29 @@ if ARGV[4] == '1' then
   redis.call('HSET', KEYS[1], 'revoked', ARGV[1])
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
 end
+return ev
+`;
+
+/**
+ * KEYS: sess, sexp, pend, revoked-session marker. ARGV: sid, now ms, event id, marker ttl ms,
+ * publish even when the session is gone ('1'/'0'), org uuid, client id.
+ * Ends ONE session (RFC 7009 revocation): its refresh tokens stop working, and one event naming it is
+ * recorded, atomically, as the other scripts do. Returns the event json, or nil when nothing changed.
+ *
+ * A session that is already gone (expired, evicted, revoked) is revoked again only when asked: an
+ * access token may outlive its session (eviction lets it live out its hour), and revoking that token
+ * must still reach the resource services. The marker, kept for as long as such an access token can
+ * live, makes every repeat a no-op, so a client looping on one token cannot flood the topic.
+ */
+export const REVOKE_SESSION = `
+local existed = redis.call('HDEL', KEYS[1], 's:' .. ARGV[1]) == 1
+redis.call('ZREM', KEYS[2], ARGV[1])
+if not existed and ARGV[5] ~= '1' then return nil end
+if not redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[4], 'NX') then return nil end
+local org = redis.call('HGET', KEYS[1], 'org') or ARGV[6]
+local cid = redis.call('HGET', KEYS[1], 'cid') or ARGV[7]
+local ev = cjson.encode({ event_id = ARGV[3], reason = 'session_revoked', session_ids = { ARGV[1] }, revoked_at = ARGV[2], org = org, cid = cid })
+redis.call('RPUSH', KEYS[3], ev)
+redis.call('PEXPIRE', KEYS[3], 604800000)
 return ev
 `;

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { Result } from 'ioredis';
 import { AUTH_CONFIG, AuthConfig } from '../config';
-import { CREATE_SESSION, REVOKE_ALL_SESSIONS, ROTATE_SESSION } from './session-scripts';
+import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION } from './session-scripts';
 
 export const REDIS = Symbol('REDIS');
 
@@ -11,13 +11,14 @@ declare module 'ioredis' {
     authCreateSession(sess: string, sexp: string, ...args: string[]): Result<number, Context>;
     authRotateSession(sess: string, sexp: string, pend: string, ...args: string[]): Result<string[], Context>;
     authRevokeAllSessions(sess: string, sexp: string, pend: string, ...args: string[]): Result<string, Context>;
+    authRevokeSession(sess: string, sexp: string, pend: string, marker: string, ...args: string[]): Result<string | null, Context>;
   }
 }
 
 /** A revocation recorded in Redis by a script, waiting to be copied into the outbox. */
 export interface PendingRevocation {
   event_id: string;
-  reason: 'refresh_token_reuse' | 'revoked_by_user';
+  reason: 'refresh_token_reuse' | 'revoked_by_user' | 'session_revoked';
   session_ids: string[];
   /** Milliseconds since the epoch, as a string (Lua numbers lose precision). */
   revoked_at: string;
@@ -61,6 +62,7 @@ export class SessionStore {
     redis.defineCommand('authCreateSession', { numberOfKeys: 2, lua: CREATE_SESSION });
     redis.defineCommand('authRotateSession', { numberOfKeys: 3, lua: ROTATE_SESSION });
     redis.defineCommand('authRevokeAllSessions', { numberOfKeys: 3, lua: REVOKE_ALL_SESSIONS });
+    redis.defineCommand('authRevokeSession', { numberOfKeys: 4, lua: REVOKE_SESSION });
   }
 
   private sessKey(apiKeyUuid: string): string {
@@ -71,6 +73,9 @@ export class SessionStore {
   }
   private pendKey(apiKeyUuid: string): string {
     return `${this.prefix}pend:{${apiKeyUuid}}`;
+  }
+  private revokedSessionKey(apiKeyUuid: string, sessionId: string): string {
+    return `${this.prefix}rses:{${apiKeyUuid}}:${sessionId}`;
   }
   private pointerKey(refreshHash: string): string {
     return `${this.prefix}rt:${refreshHash}`;
@@ -86,6 +91,16 @@ export class SessionStore {
     if (!value) return null;
     const [apiKeyUuid, sessionId] = value.split(' ');
     return { apiKeyUuid, sessionId };
+  }
+
+  /**
+   * The scope a session was granted, or null when it no longer exists. A session's scope never
+   * changes, so this read cannot race with a rotation in any way that matters.
+   */
+  async sessionScope(pointer: SessionPointer): Promise<string | null> {
+    const raw = await this.redis.hget(this.sessKey(pointer.apiKeyUuid), `s:${pointer.sessionId}`);
+    if (!raw) return null;
+    return (JSON.parse(raw) as { sc: string }).sc;
   }
 
   /**
@@ -175,6 +190,38 @@ export class SessionStore {
       input.clientId,
     );
     return decodePending(input.apiKeyUuid, raw);
+  }
+
+  /**
+   * Ends one session (RFC 7009): its refresh tokens stop working and a `session_revoked` event is
+   * recorded in the same atomic step. With `evenIfGone`, a session that no longer exists is announced
+   * anyway (its access tokens may still be live). Null when nothing changed: the session was gone
+   * (and not `evenIfGone`), or it was revoked this way within `markerTtlMs` already.
+   */
+  async revokeSession(input: {
+    apiKeyUuid: string;
+    sessionId: string;
+    organizationUuid: string;
+    clientId: string;
+    evenIfGone: boolean;
+    now: number;
+    eventId: string;
+    markerTtlMs: number;
+  }): Promise<PendingRevocationRecord | null> {
+    const raw = await this.redis.authRevokeSession(
+      this.sessKey(input.apiKeyUuid),
+      this.expiriesKey(input.apiKeyUuid),
+      this.pendKey(input.apiKeyUuid),
+      this.revokedSessionKey(input.apiKeyUuid, input.sessionId),
+      input.sessionId,
+      String(input.now),
+      input.eventId,
+      String(input.markerTtlMs),
+      input.evenIfGone ? '1' : '0',
+      input.organizationUuid,
+      input.clientId,
+    );
+    return raw ? decodePending(input.apiKeyUuid, raw) : null;
   }
 
   /** Removes a pending revocation once the outbox holds it. */

@@ -1,44 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import { formatScopes, newId, splitScopeString, toPublicId } from '@invoicing/contracts';
-import { ApiKeyCache } from '../api-keys/api-key-cache';
 import { LastUsedRecorder } from '../api-keys/last-used-recorder';
 import { Clock } from '../common/clock';
-import { hashCredential, isWellFormedClientId, isWellFormedSecretKey, sameHash } from '../credentials/credential-format';
 import { TokenPairFactory, TokenResponse } from '../issuance/token-pair';
 import { SessionStore } from '../sessions/session-store';
-import { ClientAuthThrottle } from '../throttling/client-auth-throttle';
+import { ClientAuthenticator } from './client-authenticator';
 import { OAuthError } from './oauth-error';
 import { ClientCredentialsRequest } from './token-request';
-
-/** Compared against when the client is unknown, so both paths do the same work. */
-const DUMMY_HASH = hashCredential('sk_live_unknown-client');
 
 /** The client-credentials grant: authenticate the key, start a session, issue a token pair. */
 @Injectable()
 export class TokenExchangeService {
   constructor(
-    private readonly apiKeys: ApiKeyCache,
+    private readonly clients: ClientAuthenticator,
     private readonly sessions: SessionStore,
     private readonly tokens: TokenPairFactory,
-    private readonly throttle: ClientAuthThrottle,
     private readonly clock: Clock,
     private readonly lastUsed: LastUsedRecorder,
   ) {}
 
   async exchange(request: ClientCredentialsRequest, address: string): Promise<TokenResponse> {
-    const throttleId = isWellFormedClientId(request.clientId) ? request.clientId : null;
-    // Malformed credentials are refused before any store lookup (wrong prefix or checksum). The
-    // throttle and the key are read at once; a throttled caller is refused whatever the key says.
-    const [, key] = await Promise.all([
-      this.throttle.check(throttleId, address),
-      throttleId && isWellFormedSecretKey(request.clientSecret) ? this.apiKeys.findByClientId(throttleId) : null,
-    ]);
-    const presented = hashCredential(request.clientSecret);
-    const matches = sameHash(presented, key?.secretHash ?? DUMMY_HASH);
-    if (!key || !matches || key.status !== 'active') {
-      await this.throttle.recordFailure(throttleId, address);
-      throw OAuthError.invalidClient(request.usedBasic);
-    }
+    const key = await this.clients.authenticate(request, address);
 
     let scopes = key.scopes;
     if (request.scope !== null) {

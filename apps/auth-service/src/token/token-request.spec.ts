@@ -1,5 +1,5 @@
 import { OAuthError } from './oauth-error';
-import { parseClientCredentialsRequest, parseRefreshRequest } from './token-request';
+import { parseClientCredentialsRequest, parseRefreshRequest, parseRevocationRequest, parseTokenRequest } from './token-request';
 
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
@@ -64,5 +64,88 @@ describe(parseRefreshRequest.name, () => {
     expect(oauthError(() => parseRefreshRequest({ refresh_token: 'rt', grant_type: 'password' })).error).toBe(
       'unsupported_grant_type',
     );
+  });
+});
+
+describe(parseTokenRequest.name, () => {
+  it('reads the client-credentials grant as parseClientCredentialsRequest does', () => {
+    expect(parseTokenRequest({ grant_type: 'client_credentials', client_id: 'ak', client_secret: 'sk' }, undefined)).toEqual({
+      grantType: 'client_credentials',
+      clientId: 'ak',
+      clientSecret: 'sk',
+      scope: null,
+      usedBasic: false,
+    });
+    expect(oauthError(() => parseTokenRequest({ grant_type: 'client_credentials', client_id: 'ak' }, undefined)).description).toMatch(
+      /client_secret/,
+    );
+  });
+
+  it('reads the refresh grant without client authentication', () => {
+    expect(parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 'rt' }, undefined)).toEqual({
+      grantType: 'refresh_token',
+      refreshToken: 'rt',
+      scope: null,
+      client: null,
+    });
+  });
+
+  it('reads the refresh grant with HTTP Basic or with the credentials in the body, and a scope', () => {
+    expect(parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 'rt', scope: 'read:invoices' }, basic('ak', 'sk'))).toEqual({
+      grantType: 'refresh_token',
+      refreshToken: 'rt',
+      scope: 'read:invoices',
+      client: { clientId: 'ak', clientSecret: 'sk', usedBasic: true },
+    });
+    expect(parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 'rt', client_id: 'ak', client_secret: 'sk' }, undefined)).toMatchObject({
+      client: { clientId: 'ak', clientSecret: 'sk', usedBasic: false },
+    });
+  });
+
+  it('turns a client_id without a secret into credentials that fail authentication, not into no authentication', () => {
+    expect(parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 'rt', client_id: 'ak' }, undefined)).toMatchObject({
+      client: { clientId: 'ak', clientSecret: '' },
+    });
+    expect(oauthError(() => parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 'rt', client_secret: 'sk' }, undefined)).error).toBe(
+      'invalid_request',
+    );
+  });
+
+  it('requires refresh_token, and answers unsupported_grant_type for any other grant', () => {
+    expect(oauthError(() => parseTokenRequest({ grant_type: 'refresh_token' }, undefined)).error).toBe('invalid_request');
+    for (const grant_type of ['password', 'authorization_code', 'urn:ietf:params:oauth:grant-type:device_code']) {
+      expect(oauthError(() => parseTokenRequest({ grant_type }, undefined)).error).toBe('unsupported_grant_type');
+    }
+    expect(oauthError(() => parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 'rt', client_secret: 'x' }, basic('ak', 'sk'))).error).toBe(
+      'invalid_request',
+    );
+  });
+});
+
+describe(parseRevocationRequest.name, () => {
+  it('reads token, a known hint and the client credentials from Basic or the body', () => {
+    expect(parseRevocationRequest({ token: 't', token_type_hint: 'access_token' }, basic('ak', 'sk'))).toEqual({
+      token: 't',
+      tokenTypeHint: 'access_token',
+      client: { clientId: 'ak', clientSecret: 'sk', usedBasic: true },
+    });
+    expect(parseRevocationRequest({ token: 't', client_id: 'ak', client_secret: 'sk' }, undefined)).toMatchObject({
+      tokenTypeHint: null,
+      client: { clientId: 'ak', usedBasic: false },
+    });
+  });
+
+  it('ignores an unknown hint (RFC 7009 section 2.1)', () => {
+    expect(parseRevocationRequest({ token: 't', token_type_hint: 'id_token' }, basic('ak', 'sk')).tokenTypeHint).toBeNull();
+  });
+
+  it('answers 401 invalid_client with a Basic challenge when the client does not authenticate', () => {
+    const e = oauthError(() => parseRevocationRequest({ token: 't' }, undefined));
+    expect({ status: e.status, error: e.error }).toEqual({ status: 401, error: 'invalid_client' });
+    expect(e.headers['WWW-Authenticate']).toMatch(/^Basic /);
+  });
+
+  it('answers invalid_request without a token', () => {
+    expect(oauthError(() => parseRevocationRequest({}, basic('ak', 'sk'))).error).toBe('invalid_request');
   });
 });

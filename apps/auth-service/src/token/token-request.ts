@@ -1,16 +1,43 @@
 import { OAuthError } from './oauth-error';
 
-export interface ClientCredentialsRequest {
+/** Client authentication as sent: HTTP Basic or `client_id` + `client_secret` in the body. */
+export interface ClientCredentials {
   clientId: string;
   clientSecret: string;
-  /** Requested scopes (a subset of the key's), or null for all of them. */
-  scope: string | null;
   /** Whether the client authenticated with HTTP Basic (changes the 401 challenge). */
   usedBasic: boolean;
 }
 
+export interface ClientCredentialsRequest extends ClientCredentials {
+  /** Requested scopes (a subset of the key's), or null for all of them. */
+  scope: string | null;
+}
+
 export interface RefreshRequest {
   refreshToken: string;
+}
+
+/** `grant_type=refresh_token` at the token endpoint (RFC 6749 section 6). */
+export interface RefreshGrantRequest extends RefreshRequest {
+  /** Requested scopes (a subset of the session's), or null for all of them. */
+  scope: string | null;
+  /** Checked when sent (the token must then belong to that key); null when the client sent none. */
+  client: ClientCredentials | null;
+}
+
+export type TokenRequest =
+  | ({ grantType: 'client_credentials' } & ClientCredentialsRequest)
+  | ({ grantType: 'refresh_token' } & RefreshGrantRequest);
+
+export const TOKEN_TYPE_HINTS = ['refresh_token', 'access_token'] as const;
+export type TokenTypeHint = (typeof TOKEN_TYPE_HINTS)[number];
+
+/** An RFC 7009 revocation request. */
+export interface RevocationRequest {
+  token: string;
+  /** The client's guess; unknown values are ignored, as RFC 7009 section 2.1 allows. */
+  tokenTypeHint: TokenTypeHint | null;
+  client: ClientCredentials;
 }
 
 type Body = Record<string, unknown>;
@@ -55,16 +82,12 @@ function parseBasic(header: string): { id: string; secret: string } {
 }
 
 /**
- * Reads a client-credentials grant from a JSON or form body, with the client credentials in the
- * body or in an HTTP Basic header (exactly one of the two).
+ * The client authentication a request carries, or null when it carries none: HTTP Basic or
+ * `client_id` + `client_secret` in the body, never both (RFC 6749 section 2.3.1). A `client_id`
+ * without a secret is returned with an empty secret, so that it fails authentication (401) like any
+ * other wrong credential rather than passing as "no authentication".
  */
-export function parseClientCredentialsRequest(rawBody: unknown, authorization: string | undefined): ClientCredentialsRequest {
-  const body = asBody(rawBody);
-  const grantType = required(body, 'grant_type');
-  if (grantType !== 'client_credentials') {
-    throw new OAuthError(400, 'unsupported_grant_type', 'Only the client_credentials grant is supported here.');
-  }
-  const scope = param(body, 'scope');
+function readClientCredentials(body: Body, authorization: string | undefined): ClientCredentials | null {
   const bodyId = param(body, 'client_id');
   const bodySecret = param(body, 'client_secret');
   if (authorization !== undefined) {
@@ -75,14 +98,59 @@ export function parseClientCredentialsRequest(rawBody: unknown, authorization: s
     if (bodyId !== undefined && bodyId !== basic.id) {
       throw OAuthError.invalidRequest('client_id in the body does not match the Basic credentials.');
     }
-    return { clientId: basic.id, clientSecret: basic.secret, scope: scope || null, usedBasic: true };
+    return { clientId: basic.id, clientSecret: basic.secret, usedBasic: true };
   }
-  return {
-    clientId: required(body, 'client_id'),
-    clientSecret: required(body, 'client_secret'),
-    scope: scope || null,
-    usedBasic: false,
-  };
+  if (bodyId === undefined && bodySecret === undefined) return null;
+  if (bodyId === undefined || bodyId === '') throw OAuthError.invalidRequest('The client_id parameter is required.');
+  return { clientId: bodyId, clientSecret: bodySecret ?? '', usedBasic: false };
+}
+
+/**
+ * Reads a client-credentials grant from a JSON or form body, with the client credentials in the
+ * body or in an HTTP Basic header (exactly one of the two).
+ */
+export function parseClientCredentialsRequest(rawBody: unknown, authorization: string | undefined): ClientCredentialsRequest {
+  const body = asBody(rawBody);
+  const grantType = required(body, 'grant_type');
+  if (grantType !== 'client_credentials') {
+    throw new OAuthError(400, 'unsupported_grant_type', 'Only the client_credentials grant is supported here.');
+  }
+  return clientCredentialsGrant(body, authorization);
+}
+
+function clientCredentialsGrant(body: Body, authorization: string | undefined): ClientCredentialsRequest {
+  const scope = param(body, 'scope');
+  if (authorization === undefined) {
+    // Both are required in the body; named in the error so the integrator sees which one is missing.
+    return { clientId: required(body, 'client_id'), clientSecret: required(body, 'client_secret'), usedBasic: false, scope: scope || null };
+  }
+  const client = readClientCredentials(body, authorization);
+  if (!client) throw OAuthError.invalidRequest('The Authorization header must use the Basic scheme.');
+  return { ...client, scope: scope || null };
+}
+
+/**
+ * Reads a token-endpoint request: `client_credentials` (client authentication required) or
+ * `refresh_token` (client authentication checked when sent, so a client that authenticates
+ * everywhere, as generic OAuth libraries do, and one that does not, as `/api/v1/auth/refresh`
+ * allows, both work).
+ */
+export function parseTokenRequest(rawBody: unknown, authorization: string | undefined): TokenRequest {
+  const body = asBody(rawBody);
+  const grantType = required(body, 'grant_type');
+  switch (grantType) {
+    case 'client_credentials':
+      return { grantType, ...clientCredentialsGrant(body, authorization) };
+    case 'refresh_token':
+      return {
+        grantType,
+        refreshToken: required(body, 'refresh_token'),
+        scope: param(body, 'scope') || null,
+        client: readClientCredentials(body, authorization),
+      };
+    default:
+      throw new OAuthError(400, 'unsupported_grant_type', 'The grant_type must be client_credentials or refresh_token.');
+  }
 }
 
 export function parseRefreshRequest(rawBody: unknown): RefreshRequest {
@@ -92,4 +160,21 @@ export function parseRefreshRequest(rawBody: unknown): RefreshRequest {
     throw new OAuthError(400, 'unsupported_grant_type', 'This endpoint takes the refresh_token grant only.');
   }
   return { refreshToken: required(body, 'refresh_token') };
+}
+
+/**
+ * Reads an RFC 7009 revocation request. Client authentication is required: its absence is 401
+ * `invalid_client` (with the Basic challenge, which tells a client how to authenticate).
+ */
+export function parseRevocationRequest(rawBody: unknown, authorization: string | undefined): RevocationRequest {
+  const body = asBody(rawBody);
+  const client = readClientCredentials(body, authorization);
+  if (!client) throw OAuthError.invalidClient(true);
+  const token = required(body, 'token');
+  const hint = param(body, 'token_type_hint');
+  return {
+    token,
+    tokenTypeHint: (TOKEN_TYPE_HINTS as readonly string[]).includes(hint ?? '') ? (hint as TokenTypeHint) : null,
+    client,
+  };
 }

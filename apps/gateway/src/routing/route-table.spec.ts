@@ -22,6 +22,12 @@ describe(resolveRoutes.name, () => {
 });
 
 describe(matchRoute.name, () => {
+  it('sends RFC 8414 discovery at the base URL to the auth service', () => {
+    const platform = resolveRoutes(GATEWAY_ROUTES, upstreams);
+    expect(matchRoute(platform, '/.well-known/oauth-authorization-server')?.service).toBe('auth-service');
+    expect(matchRoute(platform, '/.well-known/openid-configuration')).toBeUndefined();
+  });
+
   const routes = resolveRoutes(
     [
       { prefix: '/api/v1/invoices', service: 'invoice-service' },

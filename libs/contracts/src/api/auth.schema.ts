@@ -1,8 +1,8 @@
 import { idOf, TIMESTAMP } from './common.schema';
 
-/** `POST /api/v1/auth/token` (service-spec; JSON or form-encoded). */
-export const TOKEN_REQUEST_SCHEMA = {
-  $id: 'TokenRequest',
+/** `POST /api/v1/auth/token` with `grant_type=client_credentials` (service-spec; JSON or form-encoded). */
+export const CLIENT_CREDENTIALS_GRANT_SCHEMA = {
+  $id: 'ClientCredentialsGrant',
   type: 'object',
   required: ['grant_type'],
   properties: {
@@ -10,6 +10,72 @@ export const TOKEN_REQUEST_SCHEMA = {
     client_id: { type: 'string', pattern: '^ak_live_[0-9A-Za-z]+$', description: 'Omit when using HTTP Basic.' },
     client_secret: { type: 'string', pattern: '^sk_live_[0-9A-Za-z]+$', description: 'Omit when using HTTP Basic.' },
     scope: { type: 'string', description: "Space-separated subset of the key's scopes." },
+  },
+} as const;
+
+/**
+ * `POST /api/v1/auth/token` with `grant_type=refresh_token` (RFC 6749 section 6): the same rotation
+ * as `/api/v1/auth/refresh`. Client authentication is optional; when sent, it is checked and the
+ * refresh token must belong to that key.
+ */
+export const REFRESH_TOKEN_GRANT_SCHEMA = {
+  $id: 'RefreshTokenGrant',
+  type: 'object',
+  required: ['grant_type', 'refresh_token'],
+  properties: {
+    grant_type: { const: 'refresh_token' },
+    refresh_token: { type: 'string', pattern: '^rt_live_[0-9A-Za-z]+$' },
+    scope: { type: 'string', description: "Space-separated subset of the session's scopes, for this access token only." },
+    client_id: { type: 'string', pattern: '^ak_live_[0-9A-Za-z]+$', description: 'Optional; omit when using HTTP Basic.' },
+    client_secret: { type: 'string', pattern: '^sk_live_[0-9A-Za-z]+$', description: 'Optional; omit when using HTTP Basic.' },
+  },
+} as const;
+
+/** `POST /api/v1/auth/token`: one of the two grants. */
+export const TOKEN_REQUEST_SCHEMA = {
+  $id: 'TokenRequest',
+  oneOf: [{ $ref: '#/components/schemas/ClientCredentialsGrant' }, { $ref: '#/components/schemas/RefreshTokenGrant' }],
+  discriminator: { propertyName: 'grant_type' },
+} as const;
+
+/** `POST /api/v1/auth/revoke` (RFC 7009; JSON or form-encoded). Client authentication is required. */
+export const REVOCATION_REQUEST_SCHEMA = {
+  $id: 'RevocationRequest',
+  type: 'object',
+  required: ['token'],
+  properties: {
+    token: { type: 'string', description: 'A refresh token or an access token of the authenticated key.' },
+    token_type_hint: { enum: ['refresh_token', 'access_token'], description: 'Optional; the token is recognised by its form either way.' },
+    client_id: { type: 'string', pattern: '^ak_live_[0-9A-Za-z]+$', description: 'Omit when using HTTP Basic.' },
+    client_secret: { type: 'string', pattern: '^sk_live_[0-9A-Za-z]+$', description: 'Omit when using HTTP Basic.' },
+  },
+} as const;
+
+/** `GET /.well-known/oauth-authorization-server` (RFC 8414). */
+export const AUTHORIZATION_SERVER_METADATA_SCHEMA = {
+  $id: 'AuthorizationServerMetadata',
+  type: 'object',
+  required: [
+    'issuer',
+    'token_endpoint',
+    'revocation_endpoint',
+    'grant_types_supported',
+    'token_endpoint_auth_methods_supported',
+    'revocation_endpoint_auth_methods_supported',
+    'scopes_supported',
+    'response_types_supported',
+    'service_documentation',
+  ],
+  properties: {
+    issuer: { type: 'string', format: 'uri', description: 'Equal to the `iss` claim of every access token.' },
+    token_endpoint: { type: 'string', format: 'uri' },
+    revocation_endpoint: { type: 'string', format: 'uri' },
+    grant_types_supported: { type: 'array', items: { enum: ['client_credentials', 'refresh_token'] } },
+    token_endpoint_auth_methods_supported: { type: 'array', items: { enum: ['client_secret_basic', 'client_secret_post'] } },
+    revocation_endpoint_auth_methods_supported: { type: 'array', items: { enum: ['client_secret_basic', 'client_secret_post'] } },
+    scopes_supported: { type: 'array', items: { type: 'string' } },
+    response_types_supported: { type: 'array', maxItems: 0, description: 'No authorization endpoint.' },
+    service_documentation: { type: 'string', format: 'uri' },
   },
 } as const;
 

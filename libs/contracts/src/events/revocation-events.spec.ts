@@ -1,5 +1,5 @@
 import { newId } from '../ids';
-import { SESSIONS_REVOKED_V1, validateRevocationEvent } from './revocation-events';
+import { REVOCATION_EVENT_SCHEMAS, SESSIONS_REVOKED_REASONS, SESSIONS_REVOKED_V1, validateRevocationEvent } from './revocation-events';
 
 function event(overrides: Record<string, unknown> = {}, data: Record<string, unknown> = {}) {
   const apiKeyId = newId('key');
@@ -27,6 +27,15 @@ function event(overrides: Record<string, unknown> = {}, data: Record<string, unk
 describe('validateRevocationEvent', () => {
   it('accepts a well-formed sessions_revoked event', () => {
     expect(validateRevocationEvent(event())).toEqual({ ok: true, value: expect.anything() });
+  });
+
+  it('accepts a session revoked by its client (RFC 7009) as sessions_revoked with reason session_revoked', () => {
+    expect(validateRevocationEvent(event({}, { reason: 'session_revoked' })).ok).toBe(true);
+  });
+
+  it('keeps the JSON Schema file and the TypeScript reasons in step', () => {
+    const reason = (REVOCATION_EVENT_SCHEMAS[SESSIONS_REVOKED_V1].properties.data.properties.reason as { enum: string[] }).enum;
+    expect(reason).toEqual([...SESSIONS_REVOKED_REASONS]);
   });
 
   it('rejects an unknown type, a missing field and a wrong reason', () => {

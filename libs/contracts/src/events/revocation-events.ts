@@ -30,8 +30,17 @@ interface RevocationDataBase {
   revoked_at: string;
 }
 
+/**
+ * Why sessions were revoked. Informative only: a subscriber revokes every listed session whatever
+ * the reason, and must not refuse an event for a reason it does not know yet (ADR 0016).
+ * - `refresh_token_reuse`: a spent refresh token was presented; every session of the key is listed.
+ * - `session_revoked`: the client revoked one session itself (RFC 7009 `/api/v1/auth/revoke`).
+ */
+export const SESSIONS_REVOKED_REASONS = ['refresh_token_reuse', 'session_revoked'] as const;
+export type SessionsRevokedReason = (typeof SESSIONS_REVOKED_REASONS)[number];
+
 export interface SessionsRevokedV1Data extends RevocationDataBase {
-  reason: 'refresh_token_reuse';
+  reason: SessionsRevokedReason;
 }
 
 export interface ApiKeyRevokedV1Data extends RevocationDataBase {

@@ -31,12 +31,14 @@ describe(buildOpenApiDocument.name, () => {
   it('documents the token endpoints and create, list and get for all five resources', () => {
     expect(doc.paths['/api/v1/auth/token'].post).toBeDefined();
     expect(doc.paths['/api/v1/auth/refresh'].post).toBeDefined();
+    expect(doc.paths['/api/v1/auth/revoke'].post).toBeDefined();
+    expect(doc.paths['/.well-known/oauth-authorization-server'].get).toBeDefined();
     for (const r of RESOURCES) {
       expect(doc.paths[`/api/v1/${r}`].post.security).toEqual([{ bearer: [`write:${r}`] }]);
       expect(doc.paths[`/api/v1/${r}`].get.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(['limit', 'starting_after']));
       expect(doc.paths[`/api/v1/${r}/{id}`].get).toBeDefined();
     }
     expect(doc.paths['/api/v1/invoices'].get.parameters?.map((p) => p.name)).toEqual(['limit', 'starting_after', 'client_id', 'status']);
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['CreateInvoiceRequest', 'Invoice', 'Problem', 'TokenResponse', 'OAuthError']));
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['CreateInvoiceRequest', 'Invoice', 'Problem', 'TokenResponse', 'OAuthError', 'ClientCredentialsGrant', 'RefreshTokenGrant', 'RevocationRequest', 'AuthorizationServerMetadata']));
   });
 });

@@ -15,6 +15,10 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
   };
   const problem = ref(api.PROBLEM_SCHEMA);
   const oauthError = ref(api.OAUTH_ERROR_SCHEMA);
+  ref(api.CLIENT_CREDENTIALS_GRANT_SCHEMA);
+  ref(api.REFRESH_TOKEN_GRANT_SCHEMA);
+  const tokenRequest = ref(api.TOKEN_REQUEST_SCHEMA);
+  const revocationRequest = ref(api.REVOCATION_REQUEST_SCHEMA);
   const problemResponse = (description: string, headers?: Record<string, unknown>) => ({
     description,
     ...(headers ? { headers } : {}),
@@ -37,20 +41,21 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
       post: {
         tags: ['auth'],
         operationId: 'createToken',
-        summary: 'Exchange API key credentials for an access token and a refresh token',
+        summary: 'Exchange API key credentials for a token pair, or rotate a refresh token (grant_type=refresh_token)',
         description:
-          'Client credentials in the body (JSON or form) or with HTTP Basic. Each exchange starts a new session (refresh-token family). An API key holds at most 50,000 live sessions (configurable): past that, the session whose refresh token was least recently issued is ended, and its refresh token answers invalid_grant; its access tokens live out their hour. Reuse one session and refresh it rather than exchanging per call. Repeated failures from one client or address answer 429 with Retry-After.',
+          'grant_type=client_credentials: client credentials in the body (JSON or form) or with HTTP Basic. Each exchange starts a new session (refresh-token family). An API key holds at most 50,000 live sessions (configurable): past that, the session whose refresh token was least recently issued is ended, and its refresh token answers invalid_grant; its access tokens live out their hour. Reuse one session and refresh it rather than exchanging per call. Repeated failures from one client or address answer 429 with Retry-After.\n\n' +
+          'grant_type=refresh_token (RFC 6749 section 6), for standard OAuth client libraries: the same rotation, reuse detection and revocation as /api/v1/auth/refresh. Client authentication is optional; when sent it is checked (401 invalid_client) and the refresh token must belong to that key (otherwise invalid_grant, and the token is not spent). An optional scope narrows this access token only.',
         security: [{}, { clientBasic: [] }],
         requestBody: {
           required: true,
           content: {
-            'application/json': { schema: ref(api.TOKEN_REQUEST_SCHEMA) },
-            'application/x-www-form-urlencoded': { schema: { $ref: '#/components/schemas/TokenRequest' } },
+            'application/json': { schema: tokenRequest },
+            'application/x-www-form-urlencoded': { schema: tokenRequest },
           },
         },
         responses: {
           200: { description: 'Tokens (Cache-Control: no-store).', content: { 'application/json': { schema: ref(api.TOKEN_RESPONSE_SCHEMA) } } },
-          400: oauthResponse('invalid_request, unsupported_grant_type or invalid_scope'),
+          400: oauthResponse('invalid_request, unsupported_grant_type, invalid_scope or invalid_grant (refresh grant: unknown, expired, spent, revoked or another key\'s refresh token)'),
           401: oauthResponse('invalid_client: unknown client, wrong secret or revoked key (one answer for all)'),
           429: { ...oauthResponse('Too many failed client authentications'), headers: retryAfter },
           503: oauthResponse('temporarily_unavailable'),
@@ -70,6 +75,44 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
           200: { description: 'A new pair.', content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } } },
           400: oauthResponse('invalid_request or invalid_grant (unknown, expired, spent or revoked)'),
           503: oauthResponse('temporarily_unavailable'),
+        },
+      },
+    },
+    '/api/v1/auth/revoke': {
+      post: {
+        tags: ['auth'],
+        operationId: 'revokeToken',
+        summary: 'Revoke a refresh token or an access token of the authenticated key (RFC 7009)',
+        description:
+          'Ends the session (refresh-token family) the token belongs to: its refresh tokens stop working, and its access tokens are refused by every resource service within the revocation bound (event invoicing.auth.sessions_revoked.v1, reason session_revoked, on Kafka topic auth.revocations.v1). An unknown, expired, malformed or another key\'s token answers 200 as well and changes nothing. Client authentication (HTTP Basic or client_id + client_secret in the body) is required.',
+        security: [{}, { clientBasic: [] }],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: revocationRequest },
+            'application/x-www-form-urlencoded': { schema: revocationRequest },
+          },
+        },
+        responses: {
+          200: { description: 'Revoked, or nothing to revoke; empty body (Cache-Control: no-store).' },
+          400: oauthResponse('invalid_request (no token, malformed body)'),
+          401: oauthResponse('invalid_client: missing or failed client authentication'),
+          429: { ...oauthResponse('Too many failed client authentications'), headers: retryAfter },
+          503: oauthResponse('temporarily_unavailable'),
+        },
+      },
+    },
+    '/.well-known/oauth-authorization-server': {
+      get: {
+        tags: ['auth'],
+        operationId: 'getAuthorizationServerMetadata',
+        summary: 'OAuth 2.0 authorization server metadata (RFC 8414), for discovery-based clients',
+        security: [{}],
+        responses: {
+          200: {
+            description: 'The metadata (Cache-Control: public, max-age=3600).',
+            content: { 'application/json': { schema: ref(api.AUTHORIZATION_SERVER_METADATA_SCHEMA) } },
+          },
         },
       },
     },
@@ -175,7 +218,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
       title: 'Invoicing public API',
       version: options.version ?? '1.0.0',
       description:
-        'Create an API key in Settings → API → Create Key, exchange it at /api/v1/auth/token for a one-hour access token, send it as Authorization: Bearer, refresh before expiry at /api/v1/auth/refresh. Errors: RFC 6749 on /api/v1/auth/*, RFC 9457 problem+json elsewhere.',
+        'Create an API key in Settings → API → Create Key, exchange it at /api/v1/auth/token for a one-hour access token, send it as Authorization: Bearer, refresh before expiry at /api/v1/auth/refresh (or with grant_type=refresh_token at /api/v1/auth/token), revoke at /api/v1/auth/revoke (RFC 7009). OAuth client libraries can configure themselves from /.well-known/oauth-authorization-server (RFC 8414). Errors: RFC 6749 on /api/v1/auth/*, RFC 9457 problem+json elsewhere.',
     },
     servers: [{ url: options.serverUrl }],
     tags: [{ name: 'auth' }, { name: 'settings' }, ...RESOURCES.map((name) => ({ name }))],
