@@ -27,6 +27,16 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
+# The OAuth interop e2e (apps/platform-e2e) reads auth.revocations.v1 with kcat, as a non-Node subscriber would.
+if ! command -v kcat >/dev/null 2>&1; then
+  echo "setup: installing kcat (apt-get) for the end-to-end tests"
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kcat
+  else
+    sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q kcat
+  fi
+fi
+
 # deploy/tests render the Kubernetes overlays with `kubectl kustomize` (offline, no cluster). Debian's
 # kubernetes-client (kubectl 1.20, kustomize v2) is enough: the kustomizations are written for v2 and v5.
 if ! command -v kubectl >/dev/null 2>&1; then

@@ -5,12 +5,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ClientCredentials } from 'simple-oauth2';
 import { claimsOf, http } from './support/api';
+import { readRevocationsWithKcat } from './support/kcat';
 import { kafka, runCommand, ServiceProcess, sleep, startService } from './support/processes';
 
 /**
  * Standard OAuth client libraries against the platform behind its one base URL, unmodified:
  * openid-client (RFC 8414 discovery, both client authentication methods, refresh grant, RFC 7009
- * revocation), simple-oauth2 (client credentials and refresh) and jose (RFC 9068 access tokens).
+ * revocation), simple-oauth2 (client credentials and refresh) and jose (RFC 9068 access tokens); the
+ * revocation event is read off Kafka with kcat and decoded with the CloudEvents SDK (support/kcat.ts).
  *
  * openid-client v6 and jose v6 are ESM-only, which Jest's CommonJS runtime cannot load; they run in
  * a child `node` (support/oauth-client.mjs), one call per process, and this file asserts its JSON.
@@ -175,6 +177,7 @@ describe('openid-client v6 against the base URL', () => {
     const kept = await ok<Tokens>({ op: 'client_credentials', ...as(key, 'basic') });
     expect((await listInvoices(ended.access_token)).status).toBe(200);
 
+    const before = Date.now();
     await ok({ op: 'revoke', ...as(key, 'basic'), token: ended.refresh_token, hint: 'refresh_token' });
     const latency = await timeUntilRefused([ended.access_token], 5000);
     console.log(`e2e: RFC 7009 revocation reached the invoice service ${latency} ms after the response`);
@@ -183,6 +186,16 @@ describe('openid-client v6 against the base URL', () => {
     // One session only: the other keeps working and refreshing.
     expect((await listInvoices(kept.access_token)).status).toBe(200);
     await ok<Tokens>({ op: 'refresh', ...as(key, 'basic'), token: kept.refresh_token });
+
+    // The event as any subscriber sees it: kcat reads the topic, the CloudEvents SDK decodes and validates it.
+    const events = await readRevocationsWithKcat(key.id, before - 1000);
+    expect(events).toHaveLength(1);
+    const [event] = events;
+    expect(event.specversion).toBe('1.0');
+    expect(event.type).toBe('invoicing.auth.sessions_revoked.v1');
+    expect(event.subject).toBe(key.id);
+    expect(event.datacontenttype).toBe('application/json');
+    expect(event.data).toMatchObject({ reason: 'session_revoked', api_key_id: key.id, client_id: key.client_id, session_ids: [claimsOf(ended.access_token).sid] });
   });
 
   it('revokes an access token with tokenRevocation (client_secret_post): it and its session stop working', async () => {

@@ -1,4 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
+import { relaunchAfterFatalCrash } from './kafka-client';
 import type { IncomingMessage } from './replaying-subscriber';
 
 export interface GroupSubscriberOptions {
@@ -13,6 +14,7 @@ export interface GroupSubscriberOptions {
 /** A consumer-group subscription that starts at the beginning of the topic for a new group. */
 export class KafkaGroupSubscriber {
   private consumer: Consumer | null = null;
+  private stopped = true;
 
   constructor(
     private readonly kafka: Kafka,
@@ -20,6 +22,11 @@ export class KafkaGroupSubscriber {
   ) {}
 
   async start(): Promise<void> {
+    this.stopped = false;
+    await this.launch();
+  }
+
+  private async launch(): Promise<void> {
     const consumer = this.kafka.consumer({
       groupId: this.options.groupId,
       maxWaitTimeInMs: this.options.maxWaitTimeInMs,
@@ -28,23 +35,40 @@ export class KafkaGroupSubscriber {
       allowAutoTopicCreation: false,
     });
     this.consumer = consumer;
-    await consumer.connect();
-    await consumer.subscribe({ topics: [this.options.topic], fromBeginning: true });
-    await consumer.run({
-      autoCommit: true,
-      eachMessage: async ({ topic, partition, message }) =>
-        this.options.handle({
-          topic,
-          partition,
-          offset: message.offset,
-          key: message.key ? message.key.toString() : null,
-          value: message.value,
-          timestamp: Number(message.timestamp),
-        }),
-    });
+    // A consumer kafkajs gives up on is started again in the same group: it resumes from the
+    // group's committed offsets (delivery is at least once either way).
+    relaunchAfterFatalCrash(
+      consumer,
+      { isCurrent: (c) => this.consumer === c, isStopped: () => this.stopped },
+      async () => {
+        await consumer.disconnect().catch(() => undefined);
+        await this.launch();
+      },
+    );
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [this.options.topic], fromBeginning: true });
+      await consumer.run({
+        autoCommit: true,
+        eachMessage: async ({ topic, partition, message }) =>
+          this.options.handle({
+            topic,
+            partition,
+            offset: message.offset,
+            key: message.key ? message.key.toString() : null,
+            value: message.value,
+            timestamp: Number(message.timestamp),
+          }),
+      });
+    } catch (e) {
+      // Connecting or joining failed: leave nothing half-open behind (start() or a relaunch retries).
+      await consumer.disconnect().catch(() => undefined);
+      throw e;
+    }
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     const consumer = this.consumer;
     this.consumer = null;
     if (consumer) await consumer.disconnect().catch(() => undefined);

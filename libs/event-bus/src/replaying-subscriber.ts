@@ -1,4 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
+import { relaunchAfterFatalCrash } from './kafka-client';
 
 export interface IncomingMessage {
   topic: string;
@@ -35,6 +36,7 @@ export class KafkaReplayingSubscriber {
   private readonly targets = new Map<number, bigint>();
   private caughtUpAt: number | null = null;
   private lastMessageAt: number | null = null;
+  private stopped = true;
 
   constructor(
     private readonly kafka: Kafka,
@@ -56,23 +58,32 @@ export class KafkaReplayingSubscriber {
    * unreachable, so the caller can retry.
    */
   async start(): Promise<void> {
-    const { topic } = this.options;
-    const now = (this.options.now ?? Date.now)();
-    const admin = this.kafka.admin();
-    await admin.connect();
-    let starts: Array<{ partition: number; offset: string }>;
-    try {
-      const ends = await admin.fetchTopicOffsets(topic);
-      starts = await admin.fetchTopicOffsetsByTimestamp(topic, now - this.options.replayWindowMs);
-      for (const e of ends) this.targets.set(e.partition, BigInt(e.high));
-    } finally {
-      await admin.disconnect();
-    }
+    const { starts, ends } = await this.windowOffsets();
+    for (const e of ends) this.targets.set(e.partition, BigInt(e.high));
     for (const s of starts) {
       if (BigInt(s.offset) >= (this.targets.get(s.partition) ?? 0n)) this.targets.delete(s.partition);
     }
     this.checkCaughtUp();
+    this.stopped = false;
+    await this.launch(starts);
+  }
 
+  /** Where the replay window starts in each partition, and where each partition ends now. */
+  private async windowOffsets(): Promise<{ starts: Array<{ partition: number; offset: string }>; ends: Array<{ partition: number; high: string }> }> {
+    const now = (this.options.now ?? Date.now)();
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const ends = await admin.fetchTopicOffsets(this.options.topic);
+      const starts = await admin.fetchTopicOffsetsByTimestamp(this.options.topic, now - this.options.replayWindowMs);
+      return { starts, ends };
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  private async launch(starts: Array<{ partition: number; offset: string }>): Promise<void> {
+    const { topic } = this.options;
     const consumer = this.kafka.consumer({
       groupId: this.options.groupId,
       maxWaitTimeInMs: this.options.maxWaitTimeInMs,
@@ -81,29 +92,46 @@ export class KafkaReplayingSubscriber {
       allowAutoTopicCreation: false,
     });
     this.consumer = consumer;
-    await consumer.connect();
-    await consumer.subscribe({ topics: [topic], fromBeginning: false });
-    await consumer.run({
-      autoCommit: true,
-      autoCommitInterval: 1000,
-      eachMessage: async ({ topic: t, partition, message }) => {
-        await this.options.handle({
-          topic: t,
-          partition,
-          offset: message.offset,
-          key: message.key ? message.key.toString() : null,
-          value: message.value,
-          timestamp: Number(message.timestamp),
-        });
-        this.lastMessageAt = Date.now();
-        const target = this.targets.get(partition);
-        if (target !== undefined && BigInt(message.offset) + 1n >= target) {
-          this.targets.delete(partition);
-          this.checkCaughtUp();
-        }
+    // A consumer kafkajs gives up on is started again from the start of the replay window, as a
+    // new instance would be: whatever was published meanwhile is applied (again, harmlessly:
+    // applying a revocation twice changes nothing), so the view cannot silently stop.
+    relaunchAfterFatalCrash(
+      consumer,
+      { isCurrent: (c) => this.consumer === c, isStopped: () => this.stopped },
+      async () => {
+        await consumer.disconnect().catch(() => undefined);
+        await this.launch((await this.windowOffsets()).starts);
       },
-    });
-    await this.seekWhenReady(consumer, starts);
+    );
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: false });
+      await consumer.run({
+        autoCommit: true,
+        autoCommitInterval: 1000,
+        eachMessage: async ({ topic: t, partition, message }) => {
+          await this.options.handle({
+            topic: t,
+            partition,
+            offset: message.offset,
+            key: message.key ? message.key.toString() : null,
+            value: message.value,
+            timestamp: Number(message.timestamp),
+          });
+          this.lastMessageAt = Date.now();
+          const target = this.targets.get(partition);
+          if (target !== undefined && BigInt(message.offset) + 1n >= target) {
+            this.targets.delete(partition);
+            this.checkCaughtUp();
+          }
+        },
+      });
+      await this.seekWhenReady(consumer, starts);
+    } catch (e) {
+      // Connecting or joining failed: leave nothing half-open behind (start() or a relaunch retries).
+      await consumer.disconnect().catch(() => undefined);
+      throw e;
+    }
   }
 
   /**
@@ -124,6 +152,7 @@ export class KafkaReplayingSubscriber {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     const consumer = this.consumer;
     this.consumer = null;
     if (consumer) await consumer.disconnect().catch(() => undefined);

@@ -17,6 +17,8 @@ const SWEEP_MS = 5000;
 export class RevocationRelay implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly relay: OutboxRelay;
   private sweeper: NodeJS.Timeout | null = null;
+  /** The sweep under way, if any (awaited on shutdown, so none is cut off half-way). */
+  private sweeping: Promise<void> | null = null;
 
   constructor(
     @InjectDataSource() db: DataSource,
@@ -36,14 +38,26 @@ export class RevocationRelay implements OnApplicationBootstrap, OnModuleDestroy 
 
   async onModuleDestroy(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
+    await this.sweeping;
     await this.relay.stop();
   }
 
-  private async sweep(): Promise<void> {
-    try {
-      if ((await this.outbox.sweep()) > 0) this.relay.kick();
-    } catch {
-      // Redis or Postgres unreachable: the next sweep retries.
-    }
+  private sweep(): Promise<void> {
+    // One sweep at a time: a slow one (Redis or Postgres slow) must not overlap the next, which
+    // would retry the same records twice and move the scan's cursor under it.
+    this.sweeping ??= this.outbox
+      .sweep()
+      .then(
+        (moved) => {
+          if (moved > 0) this.relay.kick();
+        },
+        () => {
+          // Redis or Postgres unreachable: the next sweep retries.
+        },
+      )
+      .finally(() => {
+        this.sweeping = null;
+      });
+    return this.sweeping;
   }
 }

@@ -10,6 +10,17 @@ import { revocationEvents } from './revocation-events.factory';
 /** The Kafka publisher shared by the outbox (direct sends) and the relay. */
 export const EVENT_PUBLISHER = Symbol('EVENT_PUBLISHER');
 
+/**
+ * SCAN steps of ~1,000 keys per sweep (every 5 s): about 200,000 keys a minute, a few milliseconds
+ * of Redis time per sweep, so an orphaned record is found within minutes even among millions of keys.
+ */
+const SCAN_CALLS_PER_SWEEP = 20;
+
+/** One pending record: its key's list and its exact text (what LREM removes). */
+function retryKey(record: PendingRevocationRecord): string {
+  return `${record.apiKeyUuid}\n${record.raw}`;
+}
+
 /** As the relay sends an outbox row: key = API key id, CloudEvents structured mode. */
 function toMessage(event: RevocationEvent): OutgoingMessage {
   return { key: event.subject, value: JSON.stringify(event), headers: { 'content-type': 'application/cloudevents+json; charset=UTF-8' } };
@@ -25,6 +36,8 @@ export class RevocationOutbox {
   private readonly logger = new Logger(RevocationOutbox.name);
   /** Emits 'enqueued' after an insert so the relay publishes at once instead of at its next poll. */
   readonly signals = new EventEmitter();
+  /** Records this process could not move (Postgres down, usually), retried at every sweep. */
+  private readonly retries = new Map<string, PendingRevocationRecord>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -52,6 +65,7 @@ export class RevocationOutbox {
       }
     } catch (e) {
       this.logger.error({ msg: 'revocation event cannot be built; kept pending in Redis', event_id: record.event.event_id, error: String(e) });
+      this.retries.set(retryKey(record), record);
       return false;
     }
     const direct = this.publisher.publish(REVOCATIONS_TOPIC, events.map(toMessage)).then(
@@ -63,8 +77,10 @@ export class RevocationOutbox {
       await this.sessions.ackPending(record);
     } catch (e) {
       this.logger.warn({ msg: 'revocation kept pending in Redis; the sweeper will retry', event_id: record.event.event_id, error: String(e) });
+      this.retries.set(retryKey(record), record);
       return false;
     }
+    this.retries.delete(retryKey(record));
     void direct.then(async (sent) => {
       if (sent && (await this.markPublished(events))) return;
       this.signals.emit('enqueued');
@@ -84,10 +100,15 @@ export class RevocationOutbox {
     }
   }
 
-  /** Re-enqueues every revocation still pending in Redis. */
-  async sweep(): Promise<number> {
+  /**
+   * Retries what this process failed to move (at once, every sweep), then takes the next bounded
+   * step of the scan for records orphaned by a process that died (SessionStore.scanPendingStep).
+   */
+  async sweep(scanCalls = SCAN_CALLS_PER_SWEEP): Promise<number> {
+    const due = new Map(this.retries);
+    for (const record of await this.sessions.scanPendingStep(scanCalls)) due.set(retryKey(record), record);
     let moved = 0;
-    for await (const record of this.sessions.scanPending()) {
+    for (const record of due.values()) {
       if (await this.enqueue(record)) moved += 1;
     }
     return moved;

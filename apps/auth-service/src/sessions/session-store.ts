@@ -6,6 +6,9 @@ import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION } f
 
 export const REDIS = Symbol('REDIS');
 
+/** Keys looked at by one SCAN step of {@link SessionStore.scanPendingStep}. */
+export const PENDING_SCAN_COUNT = 1000;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     authCreateSession(sess: string, sexp: string, ...args: string[]): Result<number, Context>;
@@ -52,6 +55,8 @@ export interface SessionPointer {
 export class SessionStore {
   private readonly prefix: string;
   private readonly maxSessionsPerKey: string;
+  /** Where the scan for orphaned pending revocations stands ('0': at the start of a pass). */
+  private pendingScanCursor = '0';
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
@@ -229,19 +234,31 @@ export class SessionStore {
     await this.redis.lrem(this.pendKey(record.apiKeyUuid), 1, record.raw);
   }
 
-  /** Every pending revocation left behind (the outbox insert failed or the process died). */
-  async *scanPending(): AsyncGenerator<PendingRevocationRecord> {
+  /**
+   * The pending revocations found by the next `calls` steps of a SCAN of the keyspace (about
+   * {@link PENDING_SCAN_COUNT} keys a step), resuming where the previous call stopped. They are
+   * records whose process died between the session script and the outbox insert: rare, and the
+   * whole keyspace (a pointer per refresh token, millions on a busy platform) has to be walked to
+   * find them. Walking it all at every sweep kept Redis busy all the time (15-17 % of its CPU at
+   * 840,000 keys, docs/perf.md); a bounded step per sweep costs a few milliseconds of Redis time
+   * and finds every orphan within one pass. Records whose insert failed in a live process never
+   * wait for the scan: the outbox retries those itself.
+   */
+  async scanPendingStep(calls: number): Promise<PendingRevocationRecord[]> {
     const match = `${this.prefix}pend:{*}`;
     const open = `${this.prefix}pend:{`.length;
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', match, 'COUNT', 500);
-      cursor = next;
+    const records: PendingRevocationRecord[] = [];
+    for (let i = 0; i < calls; i++) {
+      const [next, keys] = await this.redis.scan(this.pendingScanCursor, 'MATCH', match, 'COUNT', PENDING_SCAN_COUNT);
+      this.pendingScanCursor = next;
       for (const key of keys) {
         const apiKeyUuid = key.slice(open, -1);
-        for (const raw of await this.redis.lrange(key, 0, -1)) yield decodePending(apiKeyUuid, raw);
+        for (const raw of await this.redis.lrange(key, 0, -1)) records.push(decodePending(apiKeyUuid, raw));
       }
-    } while (cursor !== '0');
+      // A pass is complete; the next call starts the next one.
+      if (next === '0') break;
+    }
+    return records;
   }
 
   async ping(): Promise<boolean> {

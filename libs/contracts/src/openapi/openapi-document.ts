@@ -134,17 +134,17 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
     post: {
       tags: ['settings'], operationId: 'login', summary: 'Log in; starts a session (HttpOnly cookie)', security: [{ csrf: [] }],
       requestBody: { required: true, content: { 'application/json': { schema: ref(api.LOGIN_SCHEMA) } } },
-      responses: { 200: { description: 'Logged in', content: { 'application/json': { schema: account } } }, 401: problemResponse('Wrong email or password'), 429: problemResponse('Throttled', retryAfter) },
+      responses: { 200: { description: 'Logged in', content: { 'application/json': { schema: account } } }, 401: problemResponse('Wrong email or password'), 403: problemResponse('CSRF'), 429: problemResponse('Throttled', retryAfter) },
     },
   };
-  paths['/api/v1/account/logout'] = { post: { tags: ['settings'], operationId: 'logout', summary: 'End the session', security: sessionSecurity, responses: { 204: { description: 'Logged out' } } } };
+  paths['/api/v1/account/logout'] = { post: { tags: ['settings'], operationId: 'logout', summary: 'End the session', security: sessionSecurity, responses: { 204: { description: 'Logged out' }, 403: problemResponse('CSRF') } } };
   paths['/api/v1/account/me'] = { get: { tags: ['settings'], operationId: 'me', summary: 'The signed-in user', security: [{ session: [] }], responses: { 200: { description: 'Account', content: { 'application/json': { schema: account } } }, 401: problemResponse('No session') } } };
   paths['/api/v1/settings/api-keys'] = {
     get: { tags: ['settings'], operationId: 'listApiKeys', summary: "The organization's API keys (never their secrets)", security: [{ session: [] }], responses: { 200: { description: 'Keys', content: { 'application/json': { schema: api.listOf('#/components/schemas/ApiKey') } } }, 401: problemResponse('No session') } },
     post: {
       tags: ['settings'], operationId: 'createApiKey', summary: 'Create an API key; the only response that carries client_secret', security: sessionSecurity,
       requestBody: { required: true, content: { 'application/json': { schema: ref(api.CREATE_API_KEY_SCHEMA) } } },
-      responses: { 201: { description: 'Created', content: { 'application/json': { schema: ref(api.CREATED_API_KEY_SCHEMA) } } }, 422: problemResponse('Invalid name or unknown scope') },
+      responses: { 201: { description: 'Created', content: { 'application/json': { schema: ref(api.CREATED_API_KEY_SCHEMA) } } }, 401: problemResponse('No session'), 403: problemResponse('CSRF'), 422: problemResponse('Invalid name or unknown scope') },
     },
   };
   ref(api.API_KEY_SCHEMA);
@@ -152,7 +152,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
     post: {
       tags: ['settings'], operationId: 'revokeApiKey', summary: 'Revoke a key: it stops authenticating and all its sessions are revoked', security: sessionSecurity,
       parameters: [{ name: 'id', in: 'path', required: true, schema: api.idOf('key') }],
-      responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiKey' } } } }, 404: problemResponse('No such key in this organization') },
+      responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiKey' } } } }, 401: problemResponse('No session'), 403: problemResponse('CSRF'), 404: problemResponse('No such key in this organization') },
     },
   };
 
@@ -221,7 +221,11 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         'Create an API key in Settings → API → Create Key, exchange it at /api/v1/auth/token for a one-hour access token, send it as Authorization: Bearer, refresh before expiry at /api/v1/auth/refresh (or with grant_type=refresh_token at /api/v1/auth/token), revoke at /api/v1/auth/revoke (RFC 7009). OAuth client libraries can configure themselves from /.well-known/oauth-authorization-server (RFC 8414). Errors: RFC 6749 on /api/v1/auth/*, RFC 9457 problem+json elsewhere.',
     },
     servers: [{ url: options.serverUrl }],
-    tags: [{ name: 'auth' }, { name: 'settings' }, ...RESOURCES.map((name) => ({ name }))],
+    tags: [
+      { name: 'auth', description: 'OAuth 2.0 token issuance (client_credentials, refresh_token), refresh rotation, RFC 7009 revocation and RFC 8414 metadata.' },
+      { name: 'settings', description: 'Settings area (cookie session + CSRF): sign-up, login and API key management.' },
+      ...RESOURCES.map((name) => ({ name, description: `Create, list and get ${name} (Bearer access token with read:${name} / write:${name}).` })),
+    ],
     paths,
     components: {
       schemas,
