@@ -1,4 +1,6 @@
-import { claimsOf, http, TokenPair } from './support/api';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { claimsOf, http, HttpResult, TokenPair } from './support/api';
 import { runCommand, ServiceProcess, sleep, startService } from './support/processes';
 
 /** Every service of the platform as a process, behind the gateway: one base URL. */
@@ -138,6 +140,56 @@ describe('the five resources behind one base URL', () => {
     // own in token-lifecycle.e2e-spec.ts.
     expect(latency).toBeLessThan(2000);
     expect(claimsOf(tokens[0]).sid).toBe(claimsOf(tokens[1]).sid);
+  });
+
+  it('answers every resource call with a body that the served OpenAPI document declares for it', async () => {
+    const doc = await http('GET', `${BASE}/api/v1/openapi.json`);
+    expect(doc.status).toBe(200);
+    // OpenAPI 3.1 schemas are JSON Schema 2020-12; the document is added whole so its internal
+    // $refs (#/components/schemas/...) resolve, and each response is checked against the schema the
+    // document gives for that path, method, status and media type.
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ ...doc.body, $id: 'openapi.json' });
+    const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    const checked: string[] = [];
+    const expectDeclared = (path: string, method: string, r: HttpResult) => {
+      const mediaType = (r.headers.get('content-type') ?? '').split(';')[0];
+      const ref = `openapi.json#/${pointer('paths', path, method, 'responses', String(r.status), 'content', mediaType, 'schema')}`;
+      const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
+      const valid = validate(r.body);
+      expect({ call: `${method.toUpperCase()} ${path} ${r.status}`, errors: valid ? null : validate.errors }).toEqual({ call: `${method.toUpperCase()} ${path} ${r.status}`, errors: null });
+      checked.push(`${method} ${path} ${r.status}`);
+    };
+
+    const { access_token: token } = await exchange(await newKey());
+    const client = await http('POST', `${BASE}/api/v1/clients`, {
+      token,
+      body: { name: 'Initech', email: 'ap@initech.example', phone: '+44 20 7946 0000', tax_id: 'GB123', currency: 'GBP', address: { line1: '1 Main St', city: 'London', postal_code: 'EC1A 1BB', country: 'GB' } },
+    });
+    const product = await http('POST', `${BASE}/api/v1/products`, { token, body: { name: 'Gadget', sku: `G-${Date.now()}`, unit_price: 990, currency: 'GBP', tax_rate_bps: 2000, description: 'A gadget' } });
+    const invoice = await http('POST', `${BASE}/api/v1/invoices`, {
+      token,
+      body: { client_id: client.body.id, currency: 'GBP', due_date: '2099-01-31', notes: 'Thanks', line_items: [{ product_id: product.body.id, quantity: 1.5 }, { description: 'Support', quantity: 1, unit_price: 5000, tax_rate_bps: 0 }] },
+    });
+    const payment = await http('POST', `${BASE}/api/v1/payments`, { token, body: { invoice_id: invoice.body.id, amount: 1000, currency: 'GBP', method: 'card', reference: 'r-1' } });
+    const expense = await http('POST', `${BASE}/api/v1/expenses`, { token, body: { description: 'Train', amount: 4500, currency: 'GBP', incurred_on: '2026-11-20', category: 'travel', vendor: 'Rail' } });
+    const created = { clients: client, products: product, invoices: invoice, payments: payment, expenses: expense };
+
+    for (const resource of RESOURCES) {
+      const one = created[resource];
+      expect({ resource, status: one.status }).toEqual({ resource, status: 201 });
+      expectDeclared(`/api/v1/${resource}`, 'post', one);
+      expectDeclared(`/api/v1/${resource}`, 'get', await http('GET', `${BASE}/api/v1/${resource}?limit=5`, { token }));
+      expectDeclared(`/api/v1/${resource}/{id}`, 'get', await http('GET', `${BASE}/api/v1/${resource}/${String(one.body.id)}`, { token }));
+      // Errors too: an absent object (404), a bad query parameter (400), a missing token (401), a failed validation (422).
+      const prefix = String(one.body.id).split('_')[0];
+      expectDeclared(`/api/v1/${resource}/{id}`, 'get', await http('GET', `${BASE}/api/v1/${resource}/${prefix}_${'0'.repeat(32)}`, { token }));
+      expectDeclared(`/api/v1/${resource}`, 'get', await http('GET', `${BASE}/api/v1/${resource}?limit=0`, { token }));
+      expectDeclared(`/api/v1/${resource}`, 'get', await http('GET', `${BASE}/api/v1/${resource}`));
+      expectDeclared(`/api/v1/${resource}`, 'post', await http('POST', `${BASE}/api/v1/${resource}`, { token, body: {} }));
+    }
+    expect(new Set(checked.map((c) => c.split(' ')[2]))).toEqual(new Set(['200', '201', '400', '401', '404', '422']));
   });
 
   it('serves the gateway errors and the services errors in one format', async () => {
