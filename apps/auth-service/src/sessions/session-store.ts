@@ -7,7 +7,7 @@ import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION } f
 export const REDIS = Symbol('REDIS');
 
 /** Keys looked at by one SCAN step of {@link SessionStore.scanPendingStep}. */
-export const PENDING_SCAN_COUNT = 1000;
+const PENDING_SCAN_COUNT = 1000;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {

@@ -1,5 +1,5 @@
 import { OAuthError } from './oauth-error';
-import { parseClientCredentialsRequest, parseRefreshRequest, parseRevocationRequest, parseTokenRequest } from './token-request';
+import { parseRefreshRequest, parseRevocationRequest, parseTokenRequest } from './token-request';
 
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
@@ -14,15 +14,16 @@ function oauthError(fn: () => unknown): OAuthError {
   throw new Error('expected an OAuthError');
 }
 
-describe(parseClientCredentialsRequest.name, () => {
+describe(`${parseTokenRequest.name} (client_credentials)`, () => {
   it('reads credentials from the body', () => {
     expect(
-      parseClientCredentialsRequest({ grant_type: 'client_credentials', client_id: 'ak', client_secret: 'sk' }, undefined),
-    ).toEqual({ clientId: 'ak', clientSecret: 'sk', scope: null, usedBasic: false });
+      parseTokenRequest({ grant_type: 'client_credentials', client_id: 'ak', client_secret: 'sk' }, undefined),
+    ).toEqual({ grantType: 'client_credentials', clientId: 'ak', clientSecret: 'sk', scope: null, usedBasic: false });
   });
 
   it('reads credentials from HTTP Basic (form-urlencoded inside, RFC 6749 2.3.1)', () => {
-    expect(parseClientCredentialsRequest({ grant_type: 'client_credentials', scope: 'read:invoices' }, basic('ak', 's+k'))).toEqual({
+    expect(parseTokenRequest({ grant_type: 'client_credentials', scope: 'read:invoices' }, basic('ak', 's+k'))).toEqual({
+      grantType: 'client_credentials',
       clientId: 'ak',
       clientSecret: 's+k',
       scope: 'read:invoices',
@@ -32,25 +33,25 @@ describe(parseClientCredentialsRequest.name, () => {
 
   it('refuses two authentication methods at once', () => {
     const e = oauthError(() =>
-      parseClientCredentialsRequest({ grant_type: 'client_credentials', client_secret: 'sk' }, basic('ak', 'sk')),
+      parseTokenRequest({ grant_type: 'client_credentials', client_secret: 'sk' }, basic('ak', 'sk')),
     );
     expect(e.error).toBe('invalid_request');
   });
 
   it('answers unsupported_grant_type for another grant, invalid_request for a missing one', () => {
-    expect(oauthError(() => parseClientCredentialsRequest({ grant_type: 'password' }, undefined)).error).toBe(
+    expect(oauthError(() => parseTokenRequest({ grant_type: 'password' }, undefined)).error).toBe(
       'unsupported_grant_type',
     );
-    expect(oauthError(() => parseClientCredentialsRequest({}, undefined)).error).toBe('invalid_request');
+    expect(oauthError(() => parseTokenRequest({}, undefined)).error).toBe('invalid_request');
   });
 
   it('refuses repeated parameters, non-string values and non-object bodies', () => {
     const repeated = { grant_type: 'client_credentials', client_id: ['a', 'b'], client_secret: 's' };
-    expect(oauthError(() => parseClientCredentialsRequest(repeated, undefined)).error).toBe('invalid_request');
+    expect(oauthError(() => parseTokenRequest(repeated, undefined)).error).toBe('invalid_request');
     const numeric = { grant_type: 'client_credentials', client_id: 1, client_secret: 's' };
-    expect(oauthError(() => parseClientCredentialsRequest(numeric, undefined)).error).toBe('invalid_request');
-    expect(oauthError(() => parseClientCredentialsRequest([1], undefined)).error).toBe('invalid_request');
-    expect(oauthError(() => parseClientCredentialsRequest({ grant_type: 'client_credentials' }, 'Bearer x')).error).toBe(
+    expect(oauthError(() => parseTokenRequest(numeric, undefined)).error).toBe('invalid_request');
+    expect(oauthError(() => parseTokenRequest([1], undefined)).error).toBe('invalid_request');
+    expect(oauthError(() => parseTokenRequest({ grant_type: 'client_credentials' }, 'Bearer x')).error).toBe(
       'invalid_request',
     );
   });
@@ -68,7 +69,7 @@ describe(parseRefreshRequest.name, () => {
 });
 
 describe(parseTokenRequest.name, () => {
-  it('reads the client-credentials grant as parseClientCredentialsRequest does', () => {
+  it('reads the client-credentials grant and names a missing secret', () => {
     expect(parseTokenRequest({ grant_type: 'client_credentials', client_id: 'ak', client_secret: 'sk' }, undefined)).toEqual({
       grantType: 'client_credentials',
       clientId: 'ak',

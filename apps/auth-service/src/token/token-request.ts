@@ -106,18 +106,9 @@ function readClientCredentials(body: Body, authorization: string | undefined): C
 }
 
 /**
- * Reads a client-credentials grant from a JSON or form body, with the client credentials in the
- * body or in an HTTP Basic header (exactly one of the two).
+ * A client-credentials grant: the client credentials in the body or in an HTTP Basic header
+ * (exactly one of the two).
  */
-export function parseClientCredentialsRequest(rawBody: unknown, authorization: string | undefined): ClientCredentialsRequest {
-  const body = asBody(rawBody);
-  const grantType = required(body, 'grant_type');
-  if (grantType !== 'client_credentials') {
-    throw new OAuthError(400, 'unsupported_grant_type', 'Only the client_credentials grant is supported here.');
-  }
-  return clientCredentialsGrant(body, authorization);
-}
-
 function clientCredentialsGrant(body: Body, authorization: string | undefined): ClientCredentialsRequest {
   const scope = param(body, 'scope');
   if (authorization === undefined) {
