@@ -55,6 +55,13 @@ describe(KafkaReplayingSubscriber.name, () => {
     const liveDeadline = Date.now() + 10000;
     while (!received.some((m) => m.value?.toString() === 'live-1') && Date.now() < liveDeadline) await new Promise((r) => setTimeout(r, 20));
     expect(received.map((m) => m.value?.toString())).toContain('live-1');
+
+    // Idle, a healthy consumer still completes a fetch about every maxWaitTimeInMs (kafkajs' FETCH
+    // event fires for empty fetches too): how fresh the view is keeps up with the clock (ADR 0017).
+    const before = subscriber.upToDateAt ?? 0;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(subscriber.upToDateAt ?? 0).toBeGreaterThan(before + 1000);
+    expect(Date.now() - (subscriber.upToDateAt ?? 0)).toBeLessThan(1000);
     await subscriber.stop();
     await producer.disconnect();
   });
@@ -69,6 +76,7 @@ describe(KafkaReplayingSubscriber.name, () => {
     });
     await subscriber.start();
     expect(subscriber.caughtUp).toBe(true);
+    expect(subscriber.upToDateAt).not.toBeNull();
     await subscriber.stop();
   });
 });

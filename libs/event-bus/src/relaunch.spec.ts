@@ -4,13 +4,19 @@ import { KafkaGroupSubscriber } from './group-subscriber';
 import { CONSUMER_RELAUNCH_DELAY_MS } from './kafka-client';
 import { KafkaReplayingSubscriber } from './replaying-subscriber';
 
-/** A kafkajs consumer stand-in: records what is asked of it and can crash like the real one. */
+type EachMessage = (payload: { topic: string; partition: number; message: { offset: string; key: Buffer | null; value: Buffer | null; timestamp: string } }) => Promise<void>;
+
+/**
+ * A kafkajs consumer stand-in: records what is asked of it, completes fetches, delivers messages
+ * and can crash like the real one.
+ */
 class FakeConsumer extends EventEmitter {
-  readonly events = { CRASH: 'consumer.crash' };
+  readonly events = { CRASH: 'consumer.crash', FETCH: 'consumer.fetch' };
   readonly seeks: Array<{ partition: number; offset: string }> = [];
   connected = false;
   running = false;
   failConnect = false;
+  private eachMessage: EachMessage | null = null;
 
   async connect(): Promise<void> {
     if (this.failConnect) throw new Error('ECONNREFUSED');
@@ -21,8 +27,9 @@ class FakeConsumer extends EventEmitter {
   async subscribe(): Promise<void> {
     this.subscribed = true;
   }
-  async run(): Promise<void> {
+  async run(options: { eachMessage: EachMessage }): Promise<void> {
     this.running = true;
+    this.eachMessage = options.eachMessage;
   }
   seek(s: { partition: number; offset: string }): void {
     this.seeks.push(s);
@@ -31,19 +38,31 @@ class FakeConsumer extends EventEmitter {
     this.connected = false;
     this.running = false;
   }
+  /** What kafkajs emits after every completed fetch, one that brought no message included. */
+  fetched(): void {
+    this.emit(this.events.FETCH, { payload: { numberOfBatches: 0, duration: 100, nodeId: 1 } });
+  }
+  /** Hands messages of partition 0 to the subscriber, as a fetch that brought them would. */
+  async deliver(...offsets: number[]): Promise<void> {
+    for (const offset of offsets) {
+      await this.eachMessage?.({ topic: 't', partition: 0, message: { offset: String(offset), key: null, value: Buffer.from('{}'), timestamp: '0' } });
+    }
+  }
   /** What kafkajs emits after a crash; `restart: false` means it has given up on this consumer. */
   crash(restart: boolean): void {
     this.emit(this.events.CRASH, { payload: { error: new Error('Failed to find group coordinator'), groupId: 'g', restart } });
   }
 }
 
-function fakeKafka(): { kafka: Kafka; consumers: FakeConsumer[]; nextFailsToConnect: { value: number } } {
+/** One partition whose replay window starts at offset 7 and which ends at `end.value` (10 at first). */
+function fakeKafka(): { kafka: Kafka; consumers: FakeConsumer[]; nextFailsToConnect: { value: number }; end: { value: number } } {
   const consumers: FakeConsumer[] = [];
   const nextFailsToConnect = { value: 0 };
+  const end = { value: 10 };
   const admin = {
     connect: async () => undefined,
     disconnect: async () => undefined,
-    fetchTopicOffsets: async () => [{ partition: 0, high: '10', low: '0', offset: '10' }],
+    fetchTopicOffsets: async () => [{ partition: 0, high: String(end.value), low: '0', offset: String(end.value) }],
     fetchTopicOffsetsByTimestamp: async () => [{ partition: 0, offset: '7' }],
   };
   const kafka = {
@@ -58,7 +77,7 @@ function fakeKafka(): { kafka: Kafka; consumers: FakeConsumer[]; nextFailsToConn
       return consumer;
     },
   } as unknown as Kafka;
-  return { kafka, consumers, nextFailsToConnect };
+  return { kafka, consumers, nextFailsToConnect, end };
 }
 
 beforeEach(() => jest.useFakeTimers());
@@ -99,6 +118,71 @@ describe(KafkaReplayingSubscriber.name, () => {
     await s.stop();
     await jest.advanceTimersByTimeAsync(CONSUMER_RELAUNCH_DELAY_MS * 3);
     expect(consumers).toHaveLength(1);
+  });
+});
+
+describe(`${KafkaReplayingSubscriber.name}: upToDateAt (how fresh its view of the topic is)`, () => {
+  const subscriber = (kafka: Kafka) =>
+    new KafkaReplayingSubscriber(kafka, { topic: 't', groupId: 'g', replayWindowMs: 60000, maxWaitTimeInMs: 100, handle: () => undefined });
+
+  it('is null until the replay has caught up, then moves with every completed fetch, an empty one included', async () => {
+    const { kafka, consumers } = fakeKafka();
+    const s = subscriber(kafka);
+    await s.start();
+    consumers[0].fetched();
+    await consumers[0].deliver(7, 8);
+    expect(s.upToDateAt).toBeNull();
+
+    await consumers[0].deliver(9);
+    expect(s.caughtUp).toBe(true);
+    const caughtUpAt = Date.now();
+    expect(s.upToDateAt).toBe(caughtUpAt);
+
+    // The broker is cut off: no fetch completes, and the time stands still.
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(s.upToDateAt).toBe(caughtUpAt);
+
+    consumers[0].fetched();
+    expect(s.upToDateAt).toBe(caughtUpAt + 5000);
+    await jest.advanceTimersByTimeAsync(100);
+    await consumers[0].deliver(10);
+    expect(s.upToDateAt).toBe(caughtUpAt + 5100);
+    await s.stop();
+  });
+
+  it('is up to date at once on an empty replay window', async () => {
+    const { kafka, end } = fakeKafka();
+    end.value = 7;
+    const s = subscriber(kafka);
+    await s.start();
+    expect(s.caughtUp).toBe(true);
+    expect(s.upToDateAt).toBe(Date.now());
+    await s.stop();
+  });
+
+  it('counts a consumer started again after a fatal crash only once it has read up to the end offsets of its relaunch', async () => {
+    const { kafka, consumers, end } = fakeKafka();
+    const s = subscriber(kafka);
+    await s.start();
+    await consumers[0].deliver(7, 8, 9);
+    const before = s.upToDateAt;
+
+    // Two revocations were published while the broker was away; kafkajs gives up on the consumer.
+    end.value = 12;
+    consumers[0].crash(false);
+    await jest.advanceTimersByTimeAsync(CONSUMER_RELAUNCH_DELAY_MS);
+    expect(consumers).toHaveLength(2);
+    consumers[0].fetched(); // the old consumer no longer counts
+    consumers[1].fetched(); // the new one replays from offset 7 and has not reached 12 yet
+    await consumers[1].deliver(7, 8, 9, 10);
+    expect(s.upToDateAt).toBe(before);
+
+    await consumers[1].deliver(11);
+    expect(s.upToDateAt).toBe(Date.now());
+    await jest.advanceTimersByTimeAsync(100);
+    consumers[1].fetched();
+    expect(s.upToDateAt).toBe(Date.now());
+    await s.stop();
   });
 });
 

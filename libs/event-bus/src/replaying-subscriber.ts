@@ -27,15 +27,20 @@ export interface ReplayingSubscriberOptions {
 
 /**
  * Subscribes one instance to a topic from "now minus the replay window" and reports when it has
- * consumed everything that was on the topic when it started (`caughtUp`). Offsets are committed to
- * the instance's own group, so a consumer restarted by kafkajs after a broker outage resumes where
- * it stopped instead of skipping what was published meanwhile.
+ * consumed everything that was on the topic when it started (`caughtUp`), and when it last knew
+ * itself up to date with the topic (`upToDateAt`). Offsets are committed to the instance's own
+ * group, so a consumer restarted by kafkajs after a broker outage resumes where it stopped instead
+ * of skipping what was published meanwhile.
  */
 export class KafkaReplayingSubscriber {
   private consumer: Consumer | null = null;
+  /**
+   * Partitions the current consumer has still to read up to the end offset they had when it was
+   * positioned (at start, and again at each relaunch). Empty: the consumer is up to date.
+   */
   private readonly targets = new Map<number, bigint>();
   private caughtUpAt: number | null = null;
-  private lastMessageAt: number | null = null;
+  private upToDate: number | null = null;
   private stopped = true;
 
   constructor(
@@ -48,8 +53,18 @@ export class KafkaReplayingSubscriber {
     return this.caughtUpAt !== null;
   }
 
-  get lastMessageTime(): number | null {
-    return this.lastMessageAt;
+  /**
+   * The last time (ms since the epoch, by `options.now`) the subscriber heard from the broker while
+   * up to date with the topic: a fetch of the current consumer completed (kafkajs' `consumer.fetch`
+   * instrumentation event, emitted after every fetch, an empty one included, so an idle healthy
+   * consumer refreshes it about every `maxWaitTimeInMs`), a message was delivered, or the consumer
+   * finished reading up to the end offsets it was positioned against. Null until {@link caughtUp}.
+   * A consumer started again after a fatal crash counts only once it has caught up with the end
+   * offsets seen at its relaunch, so a replay after an outage does not pass for freshness.
+   * `now - upToDateAt` is how stale the subscriber's view of the topic may be.
+   */
+  get upToDateAt(): number | null {
+    return this.upToDate;
   }
 
   /**
@@ -58,19 +73,29 @@ export class KafkaReplayingSubscriber {
    * unreachable, so the caller can retry.
    */
   async start(): Promise<void> {
+    const starts = await this.position();
+    this.stopped = false;
+    await this.launch(starts);
+  }
+
+  /**
+   * Where the next consumer starts (the start of the replay window in each partition), and what it
+   * must read before it is up to date again (each partition's end offset now).
+   */
+  private async position(): Promise<Array<{ partition: number; offset: string }>> {
     const { starts, ends } = await this.windowOffsets();
+    this.targets.clear();
     for (const e of ends) this.targets.set(e.partition, BigInt(e.high));
     for (const s of starts) {
       if (BigInt(s.offset) >= (this.targets.get(s.partition) ?? 0n)) this.targets.delete(s.partition);
     }
     this.checkCaughtUp();
-    this.stopped = false;
-    await this.launch(starts);
+    return starts;
   }
 
   /** Where the replay window starts in each partition, and where each partition ends now. */
   private async windowOffsets(): Promise<{ starts: Array<{ partition: number; offset: string }>; ends: Array<{ partition: number; high: string }> }> {
-    const now = (this.options.now ?? Date.now)();
+    const now = this.now();
     const admin = this.kafka.admin();
     await admin.connect();
     try {
@@ -94,15 +119,21 @@ export class KafkaReplayingSubscriber {
     this.consumer = consumer;
     // A consumer kafkajs gives up on is started again from the start of the replay window, as a
     // new instance would be: whatever was published meanwhile is applied (again, harmlessly:
-    // applying a revocation twice changes nothing), so the view cannot silently stop.
+    // applying a revocation twice changes nothing), so the view cannot silently stop. Until it has
+    // read up to the end offsets of its relaunch, its fetches do not count as up to date.
     relaunchAfterFatalCrash(
       consumer,
       { isCurrent: (c) => this.consumer === c, isStopped: () => this.stopped },
       async () => {
         await consumer.disconnect().catch(() => undefined);
-        await this.launch((await this.windowOffsets()).starts);
+        await this.launch(await this.position());
       },
     );
+    // Every completed fetch, empty or not, is the broker answering this consumer. kafkajs keeps
+    // the listener across the restarts it does itself; a relaunched consumer registers its own.
+    consumer.on(consumer.events.FETCH, () => {
+      if (this.consumer === consumer && this.targets.size === 0) this.upToDate = this.now();
+    });
     try {
       await consumer.connect();
       await consumer.subscribe({ topics: [topic], fromBeginning: false });
@@ -118,12 +149,10 @@ export class KafkaReplayingSubscriber {
             value: message.value,
             timestamp: Number(message.timestamp),
           });
-          this.lastMessageAt = Date.now();
+          if (this.consumer !== consumer) return;
           const target = this.targets.get(partition);
-          if (target !== undefined && BigInt(message.offset) + 1n >= target) {
-            this.targets.delete(partition);
-            this.checkCaughtUp();
-          }
+          if (target !== undefined && BigInt(message.offset) + 1n >= target) this.targets.delete(partition);
+          this.checkCaughtUp();
         },
       });
       await this.seekWhenReady(consumer, starts);
@@ -158,7 +187,15 @@ export class KafkaReplayingSubscriber {
     if (consumer) await consumer.disconnect().catch(() => undefined);
   }
 
+  /** Called whenever the consumer may have read up to its targets: marks it caught up and up to date. */
   private checkCaughtUp(): void {
-    if (this.caughtUpAt === null && this.targets.size === 0) this.caughtUpAt = Date.now();
+    if (this.targets.size > 0) return;
+    const now = this.now();
+    if (this.caughtUpAt === null) this.caughtUpAt = now;
+    this.upToDate = now;
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
   }
 }

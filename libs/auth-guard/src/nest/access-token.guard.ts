@@ -10,7 +10,9 @@ import { SCOPES_METADATA } from './scopes.decorator';
 
 /**
  * Authenticates the request's access token (401 with an RFC 6750 challenge otherwise) and checks
- * the handler's `@Scopes()` (403 `insufficient_scope` naming the missing scope).
+ * the handler's `@Scopes()` (403 `insufficient_scope` naming the missing scope). While the
+ * revocation view is stale, a valid token is answered 503 with Retry-After before its scopes are
+ * looked at (ADR 0017).
  */
 @Injectable()
 export class AccessTokenGuard extends AuthGuard(ACCESS_TOKEN_STRATEGY) {

@@ -1,19 +1,43 @@
 import { Injectable } from '@nestjs/common';
 import type { AccessTokenClaims } from '@invoicing/contracts';
 import { PassportStrategy } from '@nestjs/passport';
+import { ProblemException } from '@invoicing/service-kit';
 import { AccessTokenVerifier, isTokenRefusal } from '../verification/access-token-verifier';
+import { RevocationFeed } from '../revocation/revocation-feed';
 import { RevocationView } from '../revocation/revocation-view';
 import { BearerFailure, bearerFailure, HeaderBearerStrategy, readBearer } from './bearer.strategy';
 import type { CallerIdentity } from './caller';
 
 export const ACCESS_TOKEN_STRATEGY = 'access-token';
 
-/** Signature and claims, then the in-memory revocation view: no network I/O on this path. */
+export const REVOCATIONS_UNAVAILABLE_DETAIL =
+  'This service cannot confirm right now that access tokens have not been revoked (its revocation feed is unavailable); retry shortly.';
+/** Seconds a client is asked to wait: the feed has been cut for at least `maxStalenessMs` already. */
+export const REVOCATIONS_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The answer to a valid token while the revocation view is stale (ADR 0017): 503 problem+json with
+ * Retry-After. One immutable, stackless instance, as for the 401s: an outage is no time to allocate
+ * per refusal.
+ */
+export const REVOCATIONS_UNAVAILABLE = new ProblemException(
+  503,
+  REVOCATIONS_UNAVAILABLE_DETAIL,
+  undefined,
+  Object.freeze({ 'Retry-After': String(REVOCATIONS_UNAVAILABLE_RETRY_AFTER_SECONDS) }),
+);
+
+/**
+ * Signature and claims, then the in-memory revocation view: no network I/O on this path. A token
+ * that fails either is refused (401) as always; a valid one the view does not know as revoked is
+ * accepted only while the view is fresh, else the request is answered 503 (ADR 0017).
+ */
 @Injectable()
 export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, ACCESS_TOKEN_STRATEGY) {
   constructor(
     private readonly verifier: AccessTokenVerifier,
     private readonly revocations: RevocationView,
+    private readonly feed: RevocationFeed,
   ) {
     super();
   }
@@ -26,7 +50,8 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
 
   /**
    * The whole check for one request, synchronously: what passport runs through `authenticate` and
-   * `validate`, without passport's per-request context (see AccessTokenGuard).
+   * `validate`, without passport's per-request context (see AccessTokenGuard). Throws
+   * {@link REVOCATIONS_UNAVAILABLE} while the revocation view is stale.
    */
   authenticateHeader(header: string | undefined): CallerIdentity | BearerFailure {
     const token = readBearer(header);
@@ -35,12 +60,17 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
     return Array.isArray(result) ? bearerFailure(result[1]) : result;
   }
 
+  /** The caller of a valid, unrevoked token, or why it is refused; throws while the view is stale. */
   validate(token: string): CallerIdentity | [false, string] {
     // check() answers a refused token without an exception: the 401 path is ordinary traffic.
     const claims = this.verifier.check(token);
     if (isTokenRefusal(claims)) return [false, claims.description];
     // Checked on every request, never cached: a revocation applies to tokens already seen.
     if (this.revocations.isRevoked(claims)) return [false, 'The access token has been revoked.'];
+    // Not known as revoked, but the view has heard nothing from Kafka for too long to vouch for it:
+    // fail closed (ADR 0017). Invalid, expired and known-revoked tokens keep their 401 above: that
+    // answer does not depend on the feed, and a 503 would only invite the client to retry it.
+    if (this.feed.stale) throw REVOCATIONS_UNAVAILABLE;
     let caller = this.callers.get(claims);
     if (!caller || caller.accessToken !== token) {
       caller = {

@@ -12,28 +12,71 @@ export interface RevocationFeedOptions {
   maxWaitTimeInMs?: number;
   /** How far back a starting instance replays; default: the access-token lifetime plus 5 minutes. */
   replayWindowMs?: number;
+  /**
+   * How long the view may go without news from the broker before the instance stops vouching for
+   * tokens (ADR 0017); default {@link DEFAULT_REVOCATION_MAX_STALENESS_MS}.
+   */
+  maxStalenessMs?: number;
 }
+
+/** ADR 0017: 30 s, well past an idle fetch (100 ms) and a consumer's relaunch, within a broker restart. */
+export const DEFAULT_REVOCATION_MAX_STALENESS_MS = 30_000;
 
 /**
  * Keeps a {@link RevocationView} current from `auth.revocations.v1`. Starting never blocks the app:
  * it retries until the broker answers, and `ready` stays false until the replay has caught up, so
  * the instance does not take traffic while it could still accept a revoked token.
+ *
+ * Fails closed afterwards (ADR 0017): once the view has gone longer than `maxStalenessMs` without
+ * news from the broker (no completed fetch, see `KafkaReplayingSubscriber.upToDateAt`) it is
+ * {@link stale}: `ready` turns false and the guard answers 503 to tokens it cannot vouch for. The
+ * first fetch that completes again ends it; nothing needs a restart.
  */
 export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(RevocationFeed.name);
   private subscriber: KafkaReplayingSubscriber | null = null;
   private retry: NodeJS.Timeout | null = null;
   private pruning: NodeJS.Timeout | null = null;
+  private watching: NodeJS.Timeout | null = null;
+  private staleSince: number | null = null;
   private stopped = false;
   private rejected = 0;
+  readonly maxStalenessMs: number;
 
   constructor(
     private readonly view: RevocationView,
     private readonly options: RevocationFeedOptions,
-  ) {}
+    private readonly now: () => number = () => Date.now(),
+  ) {
+    this.maxStalenessMs = options.maxStalenessMs ?? DEFAULT_REVOCATION_MAX_STALENESS_MS;
+  }
 
+  /** Caught up with the replay at start, and not {@link stale}: the readiness check. */
   get ready(): boolean {
-    return this.subscriber?.caughtUp ?? false;
+    const subscriber = this.subscriber;
+    return subscriber !== null && subscriber.caughtUp && !this.isStale(subscriber);
+  }
+
+  /**
+   * True when the view, once caught up, has had no news from the broker for longer than
+   * `maxStalenessMs`: a revocation could have been published that this instance has not seen.
+   * Before the first catch-up it is false (`ready` covers start-up). Checked on every request that
+   * presents a valid token: one clock read.
+   */
+  get stale(): boolean {
+    const subscriber = this.subscriber;
+    return subscriber !== null && this.isStale(subscriber);
+  }
+
+  /** Milliseconds since the view was last known up to date; null before the first catch-up. */
+  get stalenessMs(): number | null {
+    const at = this.subscriber?.upToDateAt ?? null;
+    return at === null ? null : Math.max(0, this.now() - at);
+  }
+
+  private isStale(subscriber: KafkaReplayingSubscriber): boolean {
+    const at = subscriber.upToDateAt;
+    return at !== null && this.now() - at > this.maxStalenessMs;
   }
 
   /** Messages refused because they failed their schema (they are logged, never applied half-way). */
@@ -44,6 +87,10 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
   onApplicationBootstrap(): void {
     this.pruning = setInterval(() => this.view.prune(), 60_000);
     this.pruning.unref();
+    // Only to tell operators when the view goes stale and when it recovers: requests and the
+    // readiness check read `stale` themselves, at the time they run.
+    this.watching = setInterval(() => this.watch(), 1000);
+    this.watching.unref();
     void this.connect();
   }
 
@@ -51,7 +98,27 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
     this.stopped = true;
     if (this.retry) clearTimeout(this.retry);
     if (this.pruning) clearInterval(this.pruning);
+    if (this.watching) clearInterval(this.watching);
     await this.subscriber?.stop();
+  }
+
+  /** Logs each change between fresh and stale, once. */
+  private watch(): void {
+    const stale = this.stale;
+    if (stale && this.staleSince === null) {
+      this.staleSince = this.now();
+      this.logger.warn({
+        msg: 'revocation feed stale: no news from Kafka for longer than the bound; not ready, answering 503 to access tokens until it recovers',
+        staleness_ms: this.stalenessMs,
+        max_staleness_ms: this.maxStalenessMs,
+      });
+    } else if (!stale && this.staleSince !== null) {
+      this.logger.log({
+        msg: 'revocation feed recovered: accepting access tokens again',
+        refused_for_ms: this.now() - this.staleSince,
+      });
+      this.staleSince = null;
+    }
   }
 
   private async connect(): Promise<void> {
@@ -67,6 +134,7 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
       replayWindowMs: this.options.replayWindowMs ?? (ACCESS_TOKEN_TTL_SECONDS + 300) * 1000,
       maxWaitTimeInMs: this.options.maxWaitTimeInMs ?? 100,
       handle: (m) => this.handle(m),
+      now: this.now,
     });
     try {
       await subscriber.start();

@@ -1,7 +1,10 @@
-import { accessTokenEnvShape, checkAccessTokenEnv, parseKeyRing } from '@invoicing/auth-guard';
+import { accessTokenEnvShape, checkAccessTokenEnv, DEFAULT_REVOCATION_MAX_STALENESS_MS, parseKeyRing } from '@invoicing/auth-guard';
 import { baseEnvSchema, brokersSchema, describeEnv, EnvVariableSpec, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
-import { DomainObjectKind, ServiceName, SERVICES } from '@invoicing/contracts';
+import { ACCESS_TOKEN_TTL_SECONDS, DomainObjectKind, ServiceName, SERVICES } from '@invoicing/contracts';
 import { z } from 'zod';
+
+/** Smallest REVOCATION_MAX_STALENESS_MS accepted (ADR 0017). */
+export const REVOCATION_MAX_STALENESS_MIN_MS = 5000;
 
 /** Service that owns each kind of object (for references across services). */
 const OWNER_OF: Record<DomainObjectKind, ServiceName> = {
@@ -42,6 +45,18 @@ function schemaFor(id: ResourceServiceIdentity) {
       KAFKA_BROKERS: brokersSchema.default('127.0.0.1:9092'),
       /** Upper bound on how long a revocation waits in a Kafka fetch (delivery latency). */
       REVOCATION_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(10).max(5000).default(100),
+      /**
+       * How long the revocation view may go without a completed Kafka fetch before the instance
+       * stops answering ready and answers 503 to valid tokens (ADR 0017). At least 5 s (a request
+       * timeout, a consumer's relaunch) and at most the access-token lifetime (beyond it, every
+       * token alive when the feed was cut has expired anyway).
+       */
+      REVOCATION_MAX_STALENESS_MS: z.coerce
+        .number()
+        .int()
+        .min(REVOCATION_MAX_STALENESS_MIN_MS)
+        .max(ACCESS_TOKEN_TTL_SECONDS * 1000)
+        .default(DEFAULT_REVOCATION_MAX_STALENESS_MS),
       /** Requests per second per API key on this instance (sustained), and the burst allowed. */
       RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
       RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
@@ -55,6 +70,15 @@ function schemaFor(id: ResourceServiceIdentity) {
     })
     .superRefine((env, ctx) => {
       checkAccessTokenEnv(env, ctx);
+      // An idle consumer completes a fetch about every REVOCATION_FETCH_MAX_WAIT_MS: a bound of only a
+      // few fetches would refuse tokens on an ordinary hiccup.
+      if (env.REVOCATION_MAX_STALENESS_MS < 5 * env.REVOCATION_FETCH_MAX_WAIT_MS) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['REVOCATION_MAX_STALENESS_MS'],
+          message: `must be at least 5 x REVOCATION_FETCH_MAX_WAIT_MS (${5 * env.REVOCATION_FETCH_MAX_WAIT_MS})`,
+        });
+      }
       requireRealSecretsInProduction(env, { DATABASE_URL: env.DATABASE_URL, MIGRATION_DATABASE_URL: env.MIGRATION_DATABASE_URL }, ctx);
     });
 }

@@ -1,0 +1,117 @@
+import { Logger } from '@nestjs/common';
+import { newId } from '@invoicing/contracts';
+import { createKafka } from '@invoicing/event-bus';
+import { FakeKafka, fakeKafka, sessionsRevoked, settle } from '../testing/fake-kafka';
+import { DEFAULT_REVOCATION_MAX_STALENESS_MS, RevocationFeed } from './revocation-feed';
+import { RevocationView } from './revocation-view';
+
+// The feed builds its Kafka client itself; hand it the fake one instead.
+jest.mock('@invoicing/event-bus', () => ({ ...jest.requireActual('@invoicing/event-bus'), createKafka: jest.fn() }));
+
+describe(RevocationFeed.name, () => {
+  let clock: number;
+  let kafka: FakeKafka;
+  let feed: RevocationFeed;
+  let view: RevocationView;
+  let warn: jest.SpyInstance;
+  let log: jest.SpyInstance;
+
+  async function startFeed(window: { start: number; end: number }, maxStalenessMs?: number): Promise<void> {
+    kafka = fakeKafka(window);
+    jest.mocked(createKafka).mockReturnValue(kafka.kafka);
+    view = new RevocationView(() => clock);
+    feed = new RevocationFeed(view, { brokers: ['kafka:9092'], service: 'test-service', maxStalenessMs }, () => clock);
+    feed.onApplicationBootstrap();
+    await settle();
+  }
+
+  /** The feed's once-a-second watch, without waiting for it. */
+  const watch = () => (feed as unknown as { watch(): void }).watch();
+
+  beforeEach(() => {
+    clock = Date.parse('2026-12-01T10:00:00Z');
+    warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+  });
+
+  afterEach(async () => {
+    await feed.onModuleDestroy();
+    jest.restoreAllMocks();
+  });
+
+  it('is neither ready nor stale until the replay has caught up, however long that takes', async () => {
+    await startFeed({ start: 7, end: 9 });
+    clock += 5 * DEFAULT_REVOCATION_MAX_STALENESS_MS;
+    kafka.consumer.fetched();
+    expect({ ready: feed.ready, stale: feed.stale, stalenessMs: feed.stalenessMs }).toEqual({ ready: false, stale: false, stalenessMs: null });
+
+    const revoked = newId('ses');
+    await kafka.consumer.deliver(7, sessionsRevoked(revoked, clock - 60_000));
+    await kafka.consumer.deliver(8, sessionsRevoked(newId('ses'), clock - 30_000));
+    expect({ ready: feed.ready, stale: feed.stale }).toEqual({ ready: true, stale: false });
+    expect(view.isRevoked({ sub: 'key_x', sid: revoked })).toBe(true);
+  });
+
+  it('goes stale after maxStalenessMs without a completed fetch, and recovers with the next one', async () => {
+    await startFeed({ start: 0, end: 0 });
+    expect({ ready: feed.ready, stale: feed.stale, stalenessMs: feed.stalenessMs }).toEqual({ ready: true, stale: false, stalenessMs: 0 });
+
+    // Healthy and idle: an empty fetch every 100 ms keeps it fresh indefinitely.
+    for (let i = 0; i < 600; i++) {
+      clock += 100;
+      kafka.consumer.fetched();
+    }
+    expect({ ready: feed.ready, stale: feed.stale }).toEqual({ ready: true, stale: false });
+
+    // Kafka is cut off: fetches stop completing. Exactly at the bound it still vouches; past it, not.
+    clock += DEFAULT_REVOCATION_MAX_STALENESS_MS;
+    expect({ ready: feed.ready, stale: feed.stale }).toEqual({ ready: true, stale: false });
+    clock += 1;
+    expect({ ready: feed.ready, stale: feed.stale, stalenessMs: feed.stalenessMs }).toEqual({
+      ready: false,
+      stale: true,
+      stalenessMs: DEFAULT_REVOCATION_MAX_STALENESS_MS + 1,
+    });
+    watch();
+    watch();
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0][0]).toMatchObject({ msg: expect.stringContaining('revocation feed stale'), max_staleness_ms: 30_000 });
+
+    // Still cut off a minute later: still stale, no restart needed or attempted by the feed.
+    clock += 60_000;
+    expect(feed.stale).toBe(true);
+
+    // Kafka is back: the first completed fetch ends it.
+    kafka.consumer.fetched();
+    expect({ ready: feed.ready, stale: feed.stale, stalenessMs: feed.stalenessMs }).toEqual({ ready: true, stale: false, stalenessMs: 0 });
+    watch();
+    expect(log).toHaveBeenCalledWith(expect.objectContaining({ msg: expect.stringContaining('recovered'), refused_for_ms: 60_000 }));
+  });
+
+  it('counts a delivered revocation as news from the broker, and honours a configured bound', async () => {
+    await startFeed({ start: 0, end: 0 }, 5000);
+    expect(feed.maxStalenessMs).toBe(5000);
+    clock += 4000;
+    await kafka.consumer.deliver(0, sessionsRevoked(newId('ses'), clock));
+    clock += 4000;
+    expect(feed.stale).toBe(false);
+    clock += 1001;
+    expect(feed.stale).toBe(true);
+  });
+
+  it('is not ready while Kafka cannot be reached at start', async () => {
+    kafka = fakeKafka();
+    (kafka.kafka as unknown as { admin: () => unknown }).admin = () => ({
+      connect: async () => {
+        throw new Error('ECONNREFUSED');
+      },
+      disconnect: async () => undefined,
+    });
+    jest.mocked(createKafka).mockReturnValue(kafka.kafka);
+    feed = new RevocationFeed(new RevocationView(() => clock), { brokers: ['kafka:9092'], service: 'test-service' }, () => clock);
+    feed.onApplicationBootstrap();
+    await settle();
+    clock += 10 * DEFAULT_REVOCATION_MAX_STALENESS_MS;
+    expect({ ready: feed.ready, stale: feed.stale }).toEqual({ ready: false, stale: false });
+  });
+});

@@ -1,0 +1,42 @@
+import { ConfigError } from '@invoicing/service-kit';
+import { loadResourceConfig, resourceEnvSpec, ResourceServiceIdentity } from './resource-config';
+
+const EXPENSES: ResourceServiceIdentity = { name: 'expense-service', schema: 'expenses', role: 'expense', defaultPort: 3006 };
+
+function problemsOf(env: NodeJS.ProcessEnv): string {
+  try {
+    loadResourceConfig(EXPENSES, env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as ConfigError).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('REVOCATION_MAX_STALENESS_MS (ADR 0017)', () => {
+  it('defaults to 30 s and is listed by env-spec', () => {
+    expect(loadResourceConfig(EXPENSES, {}).REVOCATION_MAX_STALENESS_MS).toBe(30_000);
+    expect(resourceEnvSpec(EXPENSES)).toContainEqual({ name: 'REVOCATION_MAX_STALENESS_MS', required: false, secret: false });
+  });
+
+  it('accepts whole milliseconds from 5 s to the access-token lifetime', () => {
+    expect(loadResourceConfig(EXPENSES, { REVOCATION_MAX_STALENESS_MS: '5000' }).REVOCATION_MAX_STALENESS_MS).toBe(5000);
+    expect(loadResourceConfig(EXPENSES, { REVOCATION_MAX_STALENESS_MS: '3600000' }).REVOCATION_MAX_STALENESS_MS).toBe(3_600_000);
+  });
+
+  it('stops the service on a value that is not a whole number of milliseconds in range, naming the variable', () => {
+    for (const value of ['0', '-1', '4999', '3600001', '30s', '1500.5', '']) {
+      expect({ value, message: problemsOf({ REVOCATION_MAX_STALENESS_MS: value }) }).toEqual({
+        value,
+        message: expect.stringContaining('REVOCATION_MAX_STALENESS_MS:'),
+      });
+    }
+  });
+
+  it('must leave room for several fetch waits', () => {
+    expect(problemsOf({ REVOCATION_FETCH_MAX_WAIT_MS: '2000', REVOCATION_MAX_STALENESS_MS: '9999' })).toContain(
+      'REVOCATION_MAX_STALENESS_MS: must be at least 5 x REVOCATION_FETCH_MAX_WAIT_MS (10000)',
+    );
+    expect(loadResourceConfig(EXPENSES, { REVOCATION_FETCH_MAX_WAIT_MS: '5000' }).REVOCATION_MAX_STALENESS_MS).toBe(30_000);
+  });
+});
