@@ -1,6 +1,6 @@
 import fastifyHttpProxy from '@fastify/http-proxy';
 import { GATEWAY_ROUTES, GatewayRoute } from '@invoicing/contracts';
-import { createLogger, createMetrics, drainOnSignals, installAccessLog, installHealthRoutes, OpsState, requestIdFrom } from '@invoicing/service-kit';
+import { createLogger, createMetrics, drainOnSignals, installAccessLog, installHealthRoutes, OpsState, problemClientErrorHandler, requestIdFrom } from '@invoicing/service-kit';
 import Fastify, { FastifyBaseLogger, FastifyError, FastifyInstance, LogController } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from './config';
@@ -32,6 +32,8 @@ export async function createGateway(config: GatewayConfig, table: readonly Gatew
     // request (installAccessLog) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     return503OnClosing: true,
+    // What Node's parser refuses (e.g. headers over 16 KiB) is answered as problem+json too.
+    clientErrorHandler: problemClientErrorHandler,
     // The gateway is the edge: the client is the peer, whatever X-Forwarded-For a caller claims.
     trustProxy: false,
   });

@@ -1,6 +1,7 @@
 export * from './config/env';
 export * from './http/problem';
 export * from './http/problem.filter';
+export * from './http/client-error';
 export * from './http/request-id';
 export * from './observability/logger';
 export * from './observability/metrics';

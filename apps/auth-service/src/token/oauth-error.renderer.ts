@@ -28,12 +28,14 @@ function toOAuthError(exception: unknown, request: FastifyRequest, logger: Logge
   const fst = exception as FastifyishError;
   if (fst && typeof fst.statusCode === 'number' && fst.statusCode >= 400 && fst.statusCode < 500 && !(exception instanceof HttpException)) {
     // Raised by Fastify before the handler: bad JSON, unsupported content type, body too large.
+    // A body too large keeps its 413: the service then lets the rest of the upload drain (see
+    // createServiceApp), so a proxy still sending it (the gateway) reads this answer instead of
+    // a reset connection, which it would turn into a 502.
+    if (fst.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new OAuthError(413, 'invalid_request', 'The request body is too large.');
     const description =
       fst.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
         ? 'The body must be application/json or application/x-www-form-urlencoded.'
-        : fst.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-          ? 'The request body is too large.'
-          : 'The request body could not be parsed.';
+        : 'The request body could not be parsed.';
     return OAuthError.invalidRequest(description);
   }
   if (exception instanceof HttpException && exception.getStatus() === 404) {

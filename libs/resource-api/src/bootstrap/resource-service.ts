@@ -14,6 +14,8 @@ import {
 import { createKafka, KafkaEventPublisher } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import { DomainEventsConsumer } from '../events/domain-events.consumer';
+import { IdempotencyStore } from '../idempotency/idempotency';
+import { IdempotencyPurger } from '../idempotency/idempotency-purger';
 import { OutboxRelay } from '../events/outbox';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { RateLimiter } from '../rate-limit/rate-limiter';
@@ -56,6 +58,7 @@ class ResourceRootModule {
             brokers: config.KAFKA_BROKERS,
             service: def.name,
             maxWaitTimeInMs: config.REVOCATION_FETCH_MAX_WAIT_MS,
+            maxStalenessMs: config.REVOCATION_MAX_STALENESS_MS,
           },
         }),
       ],
@@ -86,6 +89,11 @@ class ResourceRootModule {
           inject: [getDataSourceToken(), ReferenceResolver, OutboxRelay],
         },
         {
+          provide: IdempotencyPurger,
+          useFactory: (db: DataSource) => new IdempotencyPurger(new IdempotencyStore(db, def.schema)),
+          inject: [getDataSourceToken()],
+        },
+        {
           provide: DomainEventsConsumer,
           useFactory: (db: DataSource, references: ReferenceResolver) =>
             new DomainEventsConsumer(def.resource, db, references, {
@@ -107,7 +115,10 @@ export async function createResourceApp(def: ResourceServiceDefinition, config: 
   return createServiceApp(ResourceRootModule.forRoot(def, config), { service: def.name, logLevel: config.LOG_LEVEL });
 }
 
-/** Listens; ready once Postgres answers and the revocation replay has caught up. */
+/**
+ * Listens; ready once Postgres answers and the revocation replay has caught up, and not while the
+ * revocation view is stale (ADR 0017). Liveness never depends on either.
+ */
 export async function startResourceApp(service: ServiceApp, config: ResourceConfig): Promise<void> {
   const db = service.app.get<DataSource>(getDataSourceToken());
   const revocations = service.app.get(RevocationFeed);

@@ -152,13 +152,25 @@ export class IdempotencyStore {
     };
   }
 
-  /** Deletes keys past their 24 hours; call periodically. */
-  async purgeExpired(): Promise<number> {
-    // TypeORM answers a DELETE with [rows, rowCount] on Postgres.
-    const [, count]: [unknown[], number] = await this.db.query(
-      `DELETE FROM ${this.schema}.idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`,
-      [RETENTION_HOURS],
-    );
-    return count;
+  /**
+   * Deletes keys past their 24 hours in batches of `batchSize`, each batch one short statement of
+   * its own (no lock held across the table; rows another purger holds are skipped), until a batch
+   * comes back short or `maxBatches` ran. Returns how many rows went.
+   */
+  async purgeExpired(batchSize = 1000, maxBatches = 100): Promise<number> {
+    const table = `${this.schema}.idempotency_keys`;
+    let total = 0;
+    for (let batch = 0; batch < maxBatches; batch++) {
+      // TypeORM answers a DELETE with [rows, rowCount] on Postgres.
+      const [, count]: [unknown[], number] = await this.db.query(
+        `DELETE FROM ${table} WHERE ctid IN (
+           SELECT ctid FROM ${table} WHERE created_at < now() - make_interval(hours => $1)
+            LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [RETENTION_HOURS, batchSize],
+      );
+      total += count;
+      if (count < batchSize) break;
+    }
+    return total;
   }
 }

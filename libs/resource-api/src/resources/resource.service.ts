@@ -50,8 +50,11 @@ export class ResourceService<E extends ResourceEntityBase, C> {
 
   async create(caller: CallerIdentity, body: unknown, idempotencyKey: string | undefined): Promise<IdempotentResult> {
     const scope = orgScopeOf(caller);
+    // The schema check comes before the Idempotency-Key is claimed: a body that cannot be valid
+    // starts nothing, so nothing is recorded for it (the same body gets the same 422 again), and
+    // the key's hash never walks an arbitrarily deep document.
+    const input = this.validate(body);
     const result = await this.idempotency.run(scope, idempotencyKey, `POST ${this.path}`, body, async (tx) => {
-      const input = this.validate(body);
       const id = parsePublicId(this.def.idPrefix, newId(this.def.idPrefix))!;
       const references = {
         require: (kind: DomainObjectKind, publicId: string, field: string) =>

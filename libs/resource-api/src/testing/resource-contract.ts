@@ -1,5 +1,10 @@
 /* Shared integration suite: the contract of sections 7 and 8 for one resource service. Jest globals. */
+import { parsePublicId } from '@invoicing/contracts';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import { createSigner } from 'fast-jwt';
+import type { DataSource } from 'typeorm';
+import { IdempotencyStore } from '../idempotency/idempotency';
+import { IdempotencyPurger } from '../idempotency/idempotency-purger';
 import { ownerUrlVariable } from '../bootstrap/resource-config';
 import type { ResourceServiceDefinition } from '../bootstrap/resource-service';
 import { OwnerStub, startOwnerStub } from './owner-stub';
@@ -189,6 +194,60 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
       for (const r of parallel) expect([201, 409]).toContain(r.status);
       const list = await call('GET', url(), { token });
       expect((list.body.data as unknown[]).length).toBe(2);
+    });
+
+    it('purges Idempotency-Keys older than 24 hours in bounded batches, and keeps younger ones replaying', async () => {
+      const org = app.newOrganizationId();
+      const token = app.token({ organizationId: org });
+      const body = await options.validBody(app, org, 1);
+      expect((await call('POST', url(), { token, body, headers: { 'idempotency-key': 'young' } })).status).toBe(201);
+      const db = app.service.app.get<DataSource>(getDataSourceToken());
+      const schema = options.definition.schema;
+      const orgUuid = parsePublicId('org', org)!;
+      // 25 keys from 25 hours ago, as if written then.
+      await db.query(
+        `INSERT INTO ${schema}.idempotency_keys (organization_id, key, request_hash, state, response_status, created_at, claimed_until)
+         SELECT $1, 'old-' || i, 'h', 'done', 201, now() - interval '25 hours', now() - interval '25 hours' FROM generate_series(1, 25) AS i`,
+        [orgUuid],
+      );
+      const count = async (): Promise<number> =>
+        Number((await db.query(`SELECT count(*) AS n FROM ${schema}.idempotency_keys WHERE organization_id = $1`, [orgUuid]))[0].n);
+      expect(await count()).toBe(26);
+      // Batches of 10: three statements (10, 10, 5) take every old key.
+      const store = new IdempotencyStore(db, schema);
+      expect(await store.purgeExpired(10, 100)).toBeGreaterThanOrEqual(25);
+      expect(await count()).toBe(1);
+      // The service's own schedule runs the same purge; the young key still replays.
+      await app.service.app.get(IdempotencyPurger).purgeNow();
+      const again = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'young' } });
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+    });
+
+    it('refuses a NUL, another control character or an unpaired surrogate in any text field with a 422 naming it, and writes nothing', async () => {
+      const org = app.newOrganizationId();
+      const token = app.token({ organizationId: org });
+      const body = await options.validBody(app, org, 1);
+      // Free-text fields (not codes, dates or ids), at the top level and in the first array item.
+      const isText = (v: unknown) => typeof v === 'string' && !/^[A-Z]{3}$|^\d{4}-|_[0-9a-f]{32}$/.test(v);
+      const texts: Array<{ field: string; set: (v: string) => Record<string, unknown> }> = [];
+      for (const [name, value] of Object.entries(body)) {
+        if (isText(value)) texts.push({ field: name, set: (v) => ({ ...body, [name]: v }) });
+        if (Array.isArray(value) && value[0] && typeof value[0] === 'object') {
+          for (const [inner, innerValue] of Object.entries(value[0] as Record<string, unknown>)) {
+            if (isText(innerValue)) texts.push({ field: `${name}[0].${inner}`, set: (v) => ({ ...body, [name]: [{ ...value[0], [inner]: v }] }) });
+          }
+        }
+      }
+      expect(texts.length).toBeGreaterThan(0);
+      for (const { field, set } of texts) {
+        for (const bad of ['a\u0000b', 'a\u001bb', 'a\ud800b']) {
+          const r = await call('POST', url(), { token, body: set(bad), headers: { 'idempotency-key': `bad-${field}` } });
+          expect({ field, bad, status: r.status }).toEqual({ field, bad, status: 422 });
+          expect(r.body.errors).toContainEqual(expect.objectContaining({ field, code: 'invalid_characters' }));
+        }
+      }
+      const list = await call('GET', url(), { token });
+      expect(list.body.data).toEqual([]);
     });
   });
 

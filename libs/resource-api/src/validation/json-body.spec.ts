@@ -41,6 +41,24 @@ describe('compileBody', () => {
     );
   });
 
+  it('refuses control characters and unpaired surrogates in any string, naming the field', () => {
+    for (const bad of ['a\u0000b', '\u0001', 'a\u001bb', 'x\u007f', 'a\ud800b', 'a\udc00b', '\udc00\ud800']) {
+      const { status, errors } = errorsOf({ name: 'ok', items: [{ qty: 1, note: bad }] });
+      expect({ bad, status }).toEqual({ bad, status: 422 });
+      expect(errors).toContainEqual({ field: 'items[0].note', code: 'invalid_characters', message: expect.any(String) });
+    }
+    // Reported together with the schema's own errors.
+    expect(errorsOf({ name: 'a\u0000', extra: 1 }).errors.map((e) => `${e.field} ${e.code}`).sort()).toEqual([
+      'extra unknown_field',
+      'items required',
+      'name invalid_characters',
+    ]);
+  });
+
+  it('takes tab, line breaks, emoji (a paired surrogate) and combining marks as they are', () => {
+    expect(validate({ name: 'a\tb\r\nc 🧾 e\u0301', items: [] })).toEqual({ name: 'a\tb\r\nc 🧾 e\u0301', items: [] });
+  });
+
   it('refuses a body that is not an object', () => {
     expect(errorsOf([1, 2]).errors).toEqual([{ field: '(body)', code: 'invalid_type', message: 'must be a JSON object' }]);
   });

@@ -79,11 +79,42 @@ function formatMessage(format: string): string {
   }
 }
 
+/**
+ * Characters no text field may hold: C0 controls other than tab, line feed and carriage return,
+ * DEL, and UTF-16 surrogates without their pair. Postgres refuses U+0000 in text and unpaired
+ * surrogate escapes in jsonb, and encoding an unpaired surrogate as UTF-8 silently turns it into
+ * U+FFFD: all three would otherwise end as a 500 or as text other than what was sent.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const FORBIDDEN_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Adds an `invalid_characters` error for every string (at any depth) holding a forbidden character. */
+function collectForbiddenCharacters(value: unknown, field: string, errors: FieldError[], depth = 0): void {
+  if (typeof value === 'string') {
+    if (FORBIDDEN_CHARACTERS.test(value)) {
+      errors.push({
+        field: field || '(body)',
+        code: 'invalid_characters',
+        message: 'must not contain control characters (other than tab and line breaks) or unpaired UTF-16 surrogates',
+      });
+    }
+    return;
+  }
+  // Bodies that deep have already failed their schema; the walk stops rather than recurse on.
+  if (value === null || typeof value !== 'object' || depth > 32) return;
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => collectForbiddenCharacters(item, `${field}[${i}]`, errors, depth + 1));
+    return;
+  }
+  for (const [name, item] of Object.entries(value)) collectForbiddenCharacters(item, field ? `${field}.${name}` : name, errors, depth + 1);
+}
+
 export type BodyValidator<T> = (body: unknown) => T;
 
 /**
  * Compiles a JSON Schema (draft 2020-12) into a validator that returns the typed body or throws a
- * 422 problem listing every failing field. The schema also feeds the OpenAPI document.
+ * 422 problem listing every failing field, including strings holding characters that cannot be
+ * stored as sent (FORBIDDEN_CHARACTERS). The schema also feeds the OpenAPI document.
  */
 export function compileBody<T>(schema: Record<string, unknown>): BodyValidator<T> {
   const validate = ajv.compile(schema);
@@ -91,9 +122,12 @@ export function compileBody<T>(schema: Record<string, unknown>): BodyValidator<T
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw ProblemException.validation([{ field: '(body)', code: 'invalid_type', message: 'must be a JSON object' }]);
     }
-    if (!validate(body)) {
+    const valid = validate(body);
+    const characters: FieldError[] = [];
+    collectForbiddenCharacters(body, '', characters);
+    if (!valid || characters.length > 0) {
       const seen = new Set<string>();
-      const errors = (validate.errors ?? []).map(toFieldError).filter((e) => {
+      const errors = [...characters, ...(valid ? [] : (validate.errors ?? []).map(toFieldError))].filter((e) => {
         const key = `${e.field}|${e.code}`;
         if (seen.has(key)) return false;
         seen.add(key);

@@ -5,6 +5,7 @@ import { FastifyInstance, LogController } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 import { installHealthRoutes, OpsState, ReadinessCheck } from '../health/ops-routes';
 import { drainOnSignals } from './drain-on-signals';
+import { problemClientErrorHandler } from '../http/client-error';
 import { ProblemException } from '../http/problem';
 import { ErrorRenderer, ProblemFilter, sendProblem } from '../http/problem.filter';
 import { requestIdFrom } from '../http/request-id';
@@ -58,6 +59,8 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
     // request.log is made on first use: the access line does not need it (installAccessLog).
     childLoggerFactory: lazyChildLoggerFactory,
     return503OnClosing: true,
+    // What Node's parser refuses (e.g. headers over 16 KiB) is answered as problem+json too.
+    clientErrorHandler: problemClientErrorHandler,
     // Behind the gateway: the client address used for throttling comes from X-Forwarded-For.
     trustProxy: true,
   });

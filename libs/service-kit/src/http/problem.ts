@@ -21,11 +21,13 @@ const TITLES: Record<number, [slug: string, title: string]> = {
   403: ['forbidden', 'Forbidden'],
   404: ['not-found', 'Not found'],
   405: ['method-not-allowed', 'Method not allowed'],
+  408: ['request-timeout', 'Request timeout'],
   409: ['conflict', 'Conflict'],
   413: ['payload-too-large', 'Payload too large'],
   415: ['unsupported-media-type', 'Unsupported media type'],
   422: ['validation-failed', 'Validation failed'],
   429: ['rate-limited', 'Too many requests'],
+  431: ['headers-too-large', 'Request headers too large'],
   500: ['internal', 'Internal server error'],
   503: ['unavailable', 'Service unavailable'],
 };

@@ -1,0 +1,498 @@
+/**
+ * Issue 10, item 7: a hostile client against every write endpoint, the token, refresh and revoke
+ * endpoints and the settings endpoints, through the gateway. Each case must get a 4xx in the
+ * contract's format (problem+json; RFC 6749 JSON on /api/v1/auth/*), a 422 naming the field when a
+ * field was the problem, and no row from a refused request. Runs against RESILIENCE_BASE_URL when
+ * set (an already running stack), otherwise starts the built services itself.
+ */
+import { parsePublicId } from '@invoicing/contracts';
+import { Client } from 'pg';
+import { runCommand, ServiceProcess, sleep, startService } from '../support/processes';
+import { figure } from './support/figures';
+import { RawAnswer, send, sendSlowly } from './support/raw-http';
+
+const PORTS = {
+  'auth-service': 4221,
+  'invoice-service': 4222,
+  'client-service': 4223,
+  'payment-service': 4224,
+  'product-service': 4225,
+  'expense-service': 4226,
+  gateway: 4229,
+} as const;
+const URLS = Object.fromEntries(
+  Object.entries(PORTS).map(([name, port]) => [`${name.replace(/-/g, '_').toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
+);
+const BASE = process.env.RESILIENCE_BASE_URL ?? `http://127.0.0.1:${PORTS.gateway}`;
+const DATABASE_URL = process.env.RESILIENCE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/invoicing';
+const RESOURCES = ['invoices', 'clients', 'payments', 'products', 'expenses'] as const;
+const processes: ServiceProcess[] = [];
+
+type Json = Record<string, unknown>;
+type Format = 'problem' | 'oauth';
+
+interface Target {
+  name: string;
+  path: string;
+  format: Format;
+  form?: boolean;
+  /** A body the endpoint accepts (fresh each call: refresh tokens are single-use). */
+  valid(): Promise<Json>;
+  headers(): Record<string, string>;
+  /** Dotted paths of the string and integer fields to attack. */
+  strings: string[];
+  numbers: string[];
+  /** `schema.table` holding what a 2xx writes, counted per organization. */
+  table?: string;
+  /** Honours Idempotency-Key (a bad one is a 400); elsewhere the header means nothing. */
+  idempotent?: boolean;
+  /** Fields whose bad values the endpoint answers with success by its standard (RFC 7009 2.1, 2.2). */
+  toleratedFields?: string[];
+}
+
+interface Case {
+  target: Target;
+  name: string;
+  /** The field under attack, as the 422 names it (`line_items[0].description`). */
+  field?: string;
+  /** May the endpoint accept it (e.g. `-0` is 0)? Otherwise it must be refused. */
+  mayAccept?: boolean;
+  /** The one status that is right (e.g. 413 for a body over the limit). */
+  status?: number;
+  headers?: Record<string, string>;
+  body(): Promise<string | Buffer | undefined>;
+}
+
+// --- the caller: a dashboard user, one key with every scope, its tokens ---------------------------
+const cookies: Record<string, string> = {};
+let organizationUuid = '';
+let key = { client_id: '', client_secret: '' };
+let accessToken = '';
+let clientId = '';
+let invoiceId = '';
+
+const cookieHeader = () => Object.entries(cookies).map(([k, v]) => `${k}=${v}`).join('; ');
+function keepCookies(answer: RawAnswer): void {
+  const set = answer.headers['set-cookie'];
+  for (const c of Array.isArray(set) ? set : set ? [set] : []) {
+    const [pair] = c.split(';');
+    const i = pair.indexOf('=');
+    cookies[pair.slice(0, i)] = pair.slice(i + 1);
+  }
+}
+async function json(method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<RawAnswer> {
+  return send(BASE, method, path, { 'content-type': 'application/json', ...headers }, JSON.stringify(body));
+}
+async function exchange(): Promise<{ access_token: string; refresh_token: string }> {
+  const r = await json('POST', '/api/v1/auth/token', { grant_type: 'client_credentials', ...key });
+  if (r.status !== 200) throw new Error(`exchange: ${r.status} ${r.text}`);
+  return r.json as { access_token: string; refresh_token: string };
+}
+const bearer = () => ({ authorization: `Bearer ${accessToken}` });
+// The CSRF token rotates with the session (signup, login): always the current cookie's.
+const dashboard = () => ({ cookie: cookieHeader(), 'x-csrf-token': cookies.csrf_token ?? '' });
+
+// --- bodies -------------------------------------------------------------------------------------
+function setPath(body: Json, path: string, value: unknown): Json {
+  const copy = structuredClone(body);
+  const parts = path.split('.');
+  let at: Record<string, unknown> = copy;
+  for (const p of parts.slice(0, -1)) at = at[p] as Record<string, unknown>;
+  at[parts[parts.length - 1]] = value;
+  return copy;
+}
+/** `line_items.0.description` → `line_items[0].description` (the 422's notation). */
+const fieldName = (path: string) => path.replace(/\.(\d+)/g, '[$1]');
+/** JSON text with one value replaced by raw text (numbers JSON.stringify cannot write). */
+function withRawValue(body: Json, path: string, raw: string): string {
+  const marker = '__RAW_VALUE_MARKER__';
+  return JSON.stringify(setPath(body, path, marker)).replace(`"${marker}"`, raw);
+}
+function encode(target: Target, body: Json): string {
+  if (!target.form) return JSON.stringify(body);
+  return new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)])).toString();
+}
+function contentType(target: Target): Record<string, string> {
+  return { 'content-type': target.form ? 'application/x-www-form-urlencoded' : 'application/json' };
+}
+
+const STRING_ATTACKS: Array<{ name: string; value: string; mayAccept?: boolean }> = [
+  { name: 'U+0000', value: 'a\u0000b' },
+  { name: 'U+0001', value: 'a\u0001b' },
+  { name: 'U+0008 (backspace)', value: 'a\bb' },
+  { name: 'U+001B (escape)', value: 'a\u001b[31mb' },
+  { name: 'U+007F (delete)', value: 'a\u007fb' },
+  { name: 'lone high surrogate', value: 'a\ud800b' },
+  { name: 'lone low surrogate', value: 'a\udc00b' },
+  { name: 'reversed surrogate pair', value: 'a\udc00\ud800b' },
+  { name: 'only whitespace', value: '   ', mayAccept: true },
+  { name: 'tab and newline', value: 'a\tb\nc', mayAccept: true },
+  { name: 'emoji and combining marks', value: 'Zoë 🧾 e\u0301', mayAccept: true },
+  { name: 'right-to-left override', value: 'a\u202eb', mayAccept: true },
+  { name: 'a 900 KiB string', value: 'x'.repeat(900 * 1024) },
+  { name: 'an object instead of a string', value: { $ne: null } as unknown as string },
+  { name: 'an array instead of a string', value: ['a'] as unknown as string },
+];
+const NUMBER_ATTACKS: Array<{ name: string; raw: string; mayAccept?: boolean }> = [
+  { name: '1e309', raw: '1e309' },
+  { name: '-1e309', raw: '-1e309' },
+  { name: '2^53+1', raw: '9007199254740993' },
+  { name: '2^63', raw: '9223372036854775808' },
+  { name: '-2^31-1', raw: '-2147483649' },
+  { name: '2^31', raw: '2147483648', mayAccept: true },
+  { name: '-0', raw: '-0', mayAccept: true },
+  { name: '0.1e1', raw: '0.1e1', mayAccept: true },
+  { name: '1.5', raw: '1.5' },
+  { name: '1e-400', raw: '1e-400', mayAccept: true },
+  { name: 'a numeric string', raw: '"12"' },
+  { name: 'NaN as text', raw: 'NaN' },
+  { name: 'true', raw: 'true' },
+];
+
+function deep(depth: number, open: string, close: string, inner = '1'): string {
+  return open.repeat(depth) + inner + close.repeat(depth);
+}
+
+function casesFor(target: Target): Case[] {
+  const cases: Case[] = [];
+  const raw = (name: string, body: () => Promise<string | Buffer | undefined>, extra: Partial<Case> = {}) =>
+    cases.push({ target, name, body, ...extra });
+  for (const path of target.strings) {
+    for (const attack of STRING_ATTACKS) {
+      raw(`${path}: ${attack.name}`, async () => encode(target, setPath(await target.valid(), path, attack.value)), {
+        field: fieldName(path),
+        mayAccept: attack.mayAccept || target.toleratedFields?.includes(path),
+      });
+    }
+  }
+  for (const path of target.numbers) {
+    for (const attack of NUMBER_ATTACKS) {
+      raw(`${path}: ${attack.name}`, async () => withRawValue(await target.valid(), path, attack.raw), {
+        field: fieldName(path),
+        mayAccept: attack.mayAccept,
+      });
+    }
+  }
+  if (target.form) {
+    raw('repeated parameter', async () => `${encode(target, await target.valid())}&${target.strings[0]}=x`, {
+      mayAccept: target.toleratedFields?.includes(target.strings[0]),
+    });
+    raw('a 2 MiB form', async () => `${encode(target, await target.valid())}&x=${'x'.repeat(2 * 1024 * 1024)}`, { status: 413 });
+    raw('form body sent as JSON content type', async () => encode(target, await target.valid()), { headers: { 'content-type': 'application/json' } });
+    // RFC 6749 section 3.2: unrecognized parameters are ignored, so these may succeed.
+    raw('invalid percent-encoding in an unknown parameter', async () => `${encode(target, await target.valid())}&x=%zz%`, { mayAccept: true });
+    raw('NUL in an unknown parameter name', async () => `${encode(target, await target.valid())}&a%00b=1`, { mayAccept: true });
+    raw('10,000 unknown parameters', async () => `${encode(target, await target.valid())}&${Array.from({ length: 10000 }, (_, i) => `p${i}=1`).join('&')}`, {
+      mayAccept: true,
+    });
+    return cases;
+  }
+  const first = target.strings[0].split('.')[0];
+  raw('__proto__ key', async () => JSON.stringify(await target.valid()).replace(/^\{/, '{"__proto__":{"admin":true},'));
+  raw('constructor.prototype key', async () =>
+    JSON.stringify(await target.valid()).replace(/^\{/, '{"constructor":{"prototype":{"admin":true}},'),
+  );
+  raw('__proto__ nested in a field', async () => withRawValue(await target.valid(), first, '{"__proto__":{"x":1}}'));
+  raw('duplicate key (last one valid)', async () => JSON.stringify(await target.valid()).replace(/^\{/, `{"${first}":"a\\u0000b",`), {
+    mayAccept: true,
+  });
+  raw('duplicate key (last one bad)', async () => JSON.stringify(await target.valid()).replace(/\}$/, `,"${first}":"a\\u0000b"}`));
+  raw('10,000-deep arrays in a field', async () => withRawValue(await target.valid(), first, deep(10000, '[', ']')));
+  raw('10,000-deep objects as the body', async () => deep(10000, '{"a":', '}'));
+  raw('100,000-deep arrays as the body', async () => deep(100000, '[', ']'));
+  raw('10,000-deep arrays with an Idempotency-Key', async () => deep(10000, '[', ']'), { headers: { 'idempotency-key': `deep-${Date.now()}` } });
+  raw('body is null', async () => 'null');
+  raw('body is an array', async () => '[]');
+  raw('body is a string', async () => '"x"');
+  raw('body is a number', async () => '1e309');
+  raw('empty body', async () => '');
+  raw('truncated JSON', async () => JSON.stringify(await target.valid()).slice(0, -3));
+  raw('trailing garbage', async () => `${JSON.stringify(await target.valid())}x`);
+  raw('two JSON documents', async () => `${JSON.stringify(await target.valid())}${JSON.stringify(await target.valid())}`);
+  // In an unknown member: resources refuse the member, the token endpoints ignore it (RFC 6749 3.2).
+  raw('invalid UTF-8 bytes', async () => Buffer.concat([Buffer.from(JSON.stringify(await target.valid()).slice(0, -1)), Buffer.from(',"x":"\xc3\x28"}', 'latin1')]), {
+    mayAccept: target.format === 'oauth',
+  });
+  raw('UTF-16 body', async () => Buffer.from(JSON.stringify(await target.valid()), 'utf16le'), { headers: { 'content-type': 'application/json; charset=utf-16' } });
+  // RFC 8259 section 8.1 lets a parser ignore a byte order mark.
+  raw('a BOM first', async () => `\ufeff${JSON.stringify(await target.valid())}`, { mayAccept: true });
+  raw('a 2 MiB body', async () => withRawValue(await target.valid(), first, `"${'x'.repeat(2 * 1024 * 1024)}"`), { status: 413 });
+  raw('text/plain content type', async () => JSON.stringify(await target.valid()), { headers: { 'content-type': 'text/plain' } });
+  raw('form content type', async () => JSON.stringify(await target.valid()), { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  raw('multipart content type', async () => JSON.stringify(await target.valid()), { headers: { 'content-type': 'multipart/form-data; boundary=x' } });
+  raw('no content type', async () => JSON.stringify(await target.valid()), { headers: { 'content-type': '' } });
+  // Legal HTTP, however odd: taken as any other request (within Node's 16 KiB header limit).
+  raw('500 parameters on the content type', async () => JSON.stringify(await target.valid()), {
+    headers: { 'content-type': `application/json; ${'a=b; '.repeat(500)}` },
+    mayAccept: true,
+  });
+  raw('a 12 KiB header', async () => JSON.stringify(await target.valid()), { headers: { 'x-junk': 'j'.repeat(12 * 1024) }, mayAccept: true });
+  raw('a 64 KiB header', async () => JSON.stringify(await target.valid()), { headers: { 'x-junk': 'j'.repeat(64 * 1024) } });
+  raw('500 headers', async () => JSON.stringify(await target.valid()), {
+    headers: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`x-h${i}`, 'v'])),
+    mayAccept: true,
+  });
+  // Only the resource endpoints take a bearer token; the others ignore the header.
+  raw('an 8 KiB Authorization header', async () => JSON.stringify(await target.valid()), {
+    headers: { authorization: `Bearer ${'a'.repeat(8192)}` },
+    mayAccept: !target.idempotent,
+  });
+  raw('Idempotency-Key of 300 characters', async () => JSON.stringify(await target.valid()), {
+    headers: { 'idempotency-key': 'k'.repeat(300) },
+    mayAccept: !target.idempotent,
+  });
+  raw('Idempotency-Key with non-ASCII bytes', async () => JSON.stringify(await target.valid()), {
+    headers: { 'idempotency-key': Buffer.from('kéy', 'utf8').toString('latin1') },
+    mayAccept: !target.idempotent,
+  });
+  return cases;
+}
+
+// --- what every answer must be -------------------------------------------------------------------
+interface Outcome {
+  target: string;
+  name: string;
+  status: number;
+  problem?: string;
+}
+
+function checkAnswer(c: Case, answer: RawAnswer): string | null {
+  if (answer.status >= 500 || answer.status === 0) return `status ${answer.status}: ${answer.text.slice(0, 300)}`;
+  if (c.status !== undefined && answer.status !== c.status) return `status ${answer.status} instead of ${c.status}: ${answer.text.slice(0, 200)}`;
+  if (answer.status < 400) return c.mayAccept ? null : `accepted with ${answer.status}: ${answer.text.slice(0, 200)}`;
+  const type = String(answer.headers['content-type'] ?? '');
+  // Node's parser refuses oversized headers before any route is known: problem+json everywhere.
+  if (c.target.format === 'problem' || answer.status === 431) {
+    if (!type.startsWith('application/problem+json')) return `refusal ${answer.status} is ${type || 'without a content type'}: ${answer.text.slice(0, 200)}`;
+    const body = answer.json ?? {};
+    if (body.status !== answer.status || typeof body.detail !== 'string' || typeof body.type !== 'string') return `malformed problem: ${answer.text.slice(0, 200)}`;
+    if (answer.status === 422 && c.field) {
+      const fields = ((body.errors as Array<{ field: string }> | undefined) ?? []).map((e) => e.field);
+      // The field itself, or the array holding it (`scopes` for an unknown `scopes[0]`).
+      const named = fields.some((f) => f === c.field || c.field?.startsWith(`${f}[`));
+      if (!named) return `422 does not name ${c.field}: ${JSON.stringify(fields)}`;
+    }
+  } else {
+    const body = answer.json ?? {};
+    if (!type.startsWith('application/json') || typeof body.error !== 'string') return `refusal ${answer.status} is not an RFC 6749 error: ${answer.text.slice(0, 200)}`;
+  }
+  if (/\b(at |stack|QueryFailedError|SELECT|INSERT|ECONN|node_modules)/.test(answer.text)) return `leaks internals: ${answer.text.slice(0, 200)}`;
+  return null;
+}
+
+async function attempt(c: Case): Promise<RawAnswer> {
+  const body = await c.body();
+  const headers: Record<string, string> = { ...contentType(c.target), ...c.target.headers(), ...c.headers };
+  if (headers['content-type'] === '') delete headers['content-type'];
+  for (let tries = 0; ; tries++) {
+    const answer = await send(BASE, 'POST', c.target.path, headers, body).catch(
+      (e: Error): RawAnswer => ({ status: 0, headers: {}, text: `connection: ${e.message}`, json: null }),
+    );
+    // The per-key rate limit and the credential throttles answer 429 to a fast corpus: wait it out.
+    if (answer.status !== 429 || tries > 20) return answer;
+    await sleep(Math.min(5000, Number(answer.headers['retry-after'] ?? 1) * 1000));
+  }
+}
+
+async function countRows(db: Client, tables: string[]): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const table of tables) {
+    const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE organization_id = $1`, [organizationUuid]);
+    counts[table] = Number(rows[0].n);
+  }
+  return counts;
+}
+
+beforeAll(async () => {
+  if (!process.env.RESILIENCE_BASE_URL) {
+    for (const service of ['auth-service', 'invoice-service', 'client-service', 'payment-service', 'product-service', 'expense-service'] as const) {
+      await runCommand(service, ['migrate']);
+    }
+    for (const [name, port] of Object.entries(PORTS)) {
+      processes.push(startService(name as keyof typeof PORTS, port, `${name}-hostile`, URLS));
+    }
+    await Promise.all(processes.map((p) => p.waitReady(90000)));
+  }
+  // A dashboard user (the settings endpoints), and a key with every scope made through them.
+  keepCookies(await send(BASE, 'GET', '/api/v1/account/csrf', {}));
+  const email = `hostile-${Date.now()}@example.com`;
+  const signup = await json('POST', '/api/v1/account/signup', { organization_name: 'Hostile Ltd', email, password: 'correct horse battery' }, dashboard());
+  expect(signup.status).toBe(201);
+  keepCookies(signup);
+  organizationUuid = parsePublicId('org', String((signup.json?.organization as Json).id))!;
+  const created = await json(
+    'POST',
+    '/api/v1/settings/api-keys',
+    { name: 'hostile', scopes: RESOURCES.flatMap((r) => [`read:${r}`, `write:${r}`]) },
+    dashboard(),
+  );
+  expect(created.status).toBe(201);
+  key = { client_id: String(created.json?.client_id), client_secret: String(created.json?.client_secret) };
+  accessToken = (await exchange()).access_token;
+  const client = await json('POST', '/api/v1/clients', { name: 'Target', currency: 'EUR' }, bearer());
+  clientId = String(client.json?.id);
+  const invoice = await json('POST', '/api/v1/invoices', { client_id: clientId, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 100 }] }, bearer());
+  invoiceId = String(invoice.json?.id);
+}, 180000);
+
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.stop()));
+});
+
+function targets(): Target[] {
+  const resource = (name: string, table: string, valid: () => Json, strings: string[], numbers: string[]): Target => ({
+    name: `POST /api/v1/${name}`,
+    path: `/api/v1/${name}`,
+    format: 'problem',
+    valid: async () => valid(),
+    headers: bearer,
+    strings,
+    numbers,
+    table,
+    idempotent: true,
+  });
+  return [
+    resource('clients', 'clients.clients', () => ({ name: 'Globex', email: 'ap@globex.example', tax_id: 'DE1', address: { line1: 'Main St 1', city: 'Berlin', country: 'DE' } }), [
+      'name',
+      'email',
+      'tax_id',
+      'address.line1',
+      'currency',
+    ], []),
+    resource('products', 'products.products', () => ({ name: 'Widget', description: 'd', unit_price: 1250, currency: 'EUR', tax_rate_bps: 2000 }), [
+      'name',
+      'description',
+      'sku',
+    ], ['unit_price', 'tax_rate_bps']),
+    resource(
+      'invoices',
+      'invoices.invoices',
+      () => ({ client_id: clientId, currency: 'EUR', notes: 'n', line_items: [{ description: 'Setup', quantity: 1, unit_price: 1000 }] }),
+      ['notes', 'client_id', 'line_items.0.description'],
+      ['line_items.0.unit_price'],
+    ),
+    resource('payments', 'payments.payments', () => ({ invoice_id: invoiceId, amount: 1, currency: 'EUR', reference: 'r' }), ['reference', 'invoice_id'], [
+      'amount',
+    ]),
+    resource('expenses', 'expenses.expenses', () => ({ description: 'Taxi', amount: 2300, currency: 'EUR', incurred_on: '2026-11-20', vendor: 'v' }), [
+      'description',
+      'vendor',
+      'incurred_on',
+    ], ['amount']),
+    {
+      name: 'POST /api/v1/settings/api-keys',
+      path: '/api/v1/settings/api-keys',
+      format: 'problem',
+      valid: async () => ({ name: 'k', scopes: ['read:invoices'] }),
+      headers: dashboard,
+      strings: ['name', 'scopes.0'],
+      numbers: [],
+      table: 'auth.api_keys',
+    },
+    {
+      name: 'POST /api/v1/account/signup',
+      path: '/api/v1/account/signup',
+      format: 'problem',
+      valid: async () => ({ organization_name: 'Org', email: `s-${Date.now()}-${Math.random()}@example.com`, password: 'correct horse battery' }),
+      headers: dashboard,
+      strings: ['organization_name', 'email', 'password'],
+      numbers: [],
+    },
+    {
+      name: 'POST /api/v1/auth/token (JSON)',
+      path: '/api/v1/auth/token',
+      format: 'oauth',
+      valid: async () => ({ grant_type: 'client_credentials', ...key }),
+      headers: () => ({}),
+      strings: ['grant_type', 'client_id', 'client_secret', 'scope'],
+      numbers: [],
+    },
+    {
+      name: 'POST /api/v1/auth/token (form)',
+      path: '/api/v1/auth/token',
+      format: 'oauth',
+      form: true,
+      valid: async () => ({ grant_type: 'client_credentials', ...key }),
+      headers: () => ({}),
+      strings: ['grant_type', 'client_id', 'client_secret', 'scope'],
+      numbers: [],
+    },
+    {
+      name: 'POST /api/v1/auth/refresh',
+      path: '/api/v1/auth/refresh',
+      format: 'oauth',
+      valid: async () => ({ refresh_token: (await exchange()).refresh_token }),
+      headers: () => ({}),
+      strings: ['refresh_token'],
+      numbers: [],
+    },
+    {
+      name: 'POST /api/v1/auth/revoke (form)',
+      path: '/api/v1/auth/revoke',
+      format: 'oauth',
+      form: true,
+      valid: async () => ({ token: (await exchange()).refresh_token, token_type_hint: 'refresh_token', ...key }),
+      headers: () => ({}),
+      strings: ['token', 'token_type_hint', 'client_id'],
+      numbers: [],
+      // RFC 7009: an invalid token is answered 200 (2.2), an unknown hint is ignored (2.1).
+      toleratedFields: ['token', 'token_type_hint'],
+    },
+  ];
+}
+
+describe('hostile input (issue 10, item 7)', () => {
+  it('answers every hostile request with a 4xx in the contract format, naming the field, and writes nothing for a refusal', async () => {
+    const db = new Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    const all = targets();
+    const tables = all.flatMap((t) => (t.table ? [t.table] : []));
+    const before = await countRows(db, tables);
+    const accepted: Record<string, number> = Object.fromEntries(tables.map((t) => [t, 0]));
+    const outcomes: Outcome[] = [];
+    for (const target of all) {
+      for (const c of casesFor(target)) {
+        const answer = await attempt(c);
+        const problem = checkAnswer(c, answer);
+        outcomes.push({ target: target.name, name: c.name, status: answer.status, ...(problem ? { problem } : {}) });
+        if (answer.status >= 200 && answer.status < 300 && target.table) accepted[target.table] += 1;
+      }
+    }
+    const after = await countRows(db, tables);
+    await db.end();
+
+    const statuses: Record<string, number> = {};
+    for (const o of outcomes) statuses[o.status] = (statuses[o.status] ?? 0) + 1;
+    const serverErrors = outcomes.filter((o) => o.status >= 500 || o.status === 0).length;
+    figure('7', 'hostile cases tried', outcomes.length, { statuses });
+    figure('7', 'responses with status >= 500 (or no response)', serverErrors);
+    const failures = outcomes.filter((o) => o.problem);
+    if (failures.length) console.log(failures.map((f) => `${f.target} | ${f.name} | ${f.problem}`).join('\n'));
+    expect(failures).toEqual([]);
+    // Rows: every accepted request wrote exactly one, every refused one none.
+    for (const table of tables) expect({ table, written: after[table] - before[table] }).toEqual({ table, written: accepted[table] });
+  }, 600000);
+
+  it('keeps answering while 50 clients send their bodies one byte at a time, and takes a slow but complete body', async () => {
+    const body = JSON.stringify({ description: 'Slow taxi', amount: 100, currency: 'EUR', incurred_on: '2026-11-20' });
+    const head = (length: number) =>
+      `POST /api/v1/expenses HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${accessToken}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\nconnection: close\r\n\r\n`;
+    // 50 connections that never finish their body (they stop after 10 bytes)...
+    const stalled = Array.from({ length: 50 }, () => sendSlowly(BASE, [head(body.length), ...body.slice(0, 10).split('')], 200, 8000));
+    await sleep(500);
+    // ...while a normal request is answered at once,
+    const startedAt = Date.now();
+    const normal = await send(BASE, 'GET', '/api/v1/expenses?limit=1', bearer());
+    const normalMs = Date.now() - startedAt;
+    expect(normal.status).toBe(200);
+    // and a body sent in 20 pieces over ~2 s is taken as a whole.
+    const pieces = body.match(/.{1,4}/g) ?? [];
+    const slow = await sendSlowly(BASE, [head(body.length), ...pieces], Math.ceil(2000 / pieces.length));
+    expect(slow.status).toBe(201);
+    const stalledAnswers = await Promise.all(stalled);
+    const stalled5xx = stalledAnswers.filter((a) => a.status >= 500).length;
+    figure('7', 'slow bodies: latency of a normal request during 50 stalled uploads', `${normalMs} ms`);
+    figure('7', 'slow bodies: stalled uploads answered with 5xx', stalled5xx);
+    expect(stalled5xx).toBe(0);
+  }, 120000);
+});
