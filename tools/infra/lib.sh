@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared helpers for tools/infra/{up,down,kafka}.sh. Source it; don't run it.
+# Shared helpers for tools/infra/{up,down,kafka,redis-cluster}.sh. Source it; don't run it.
 #
 # Everything here only ever touches loopback (127.0.0.1) services and
 # processes this project started itself (tracked through pid files).
@@ -42,6 +42,13 @@ PG_PORT=5432
 PGDATABASE_NAME="${PGDATABASE_NAME:-invoicing}"
 REDIS_HOST=127.0.0.1
 REDIS_PORT=6379
+# A three-master Redis Cluster beside the single Redis (the auth service runs on both; ADR 0018).
+REDIS_CLUSTER_HOST=127.0.0.1
+REDIS_CLUSTER_PORTS="7001 7002 7003"
+REDIS_CLUSTER_URL="redis-cluster://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003"
+REDIS_CLUSTER_DIR="$INVOICING_STATE_DIR/redis-cluster"
+REDIS_CLUSTER_START_TIMEOUT="${REDIS_CLUSTER_START_TIMEOUT:-30}"
+REDIS_CLUSTER_NODE_TIMEOUT_MS="${REDIS_CLUSTER_NODE_TIMEOUT_MS:-3000}"
 
 REVOCATIONS_TOPIC=auth.revocations.v1
 # Domain events (client, product, invoice, payment, expense created): compacted, key = object id,
@@ -176,6 +183,181 @@ redis_start_if_needed() {
 redis_stop() {
   infra_log "stopping Redis (started by up.sh)"
   timeout 10 redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+}
+
+# ---------------------------------------------------------------------------
+# Redis Cluster: three masters on 127.0.0.1:7001-7003, no replicas, nothing on disk but each
+# node's nodes.conf (under $REDIS_CLUSTER_DIR/<port>/), so a restart rejoins the same cluster.
+# ---------------------------------------------------------------------------
+
+# redis_cluster_cli PORT ARGS...: redis-cli against one node (redirections not followed).
+redis_cluster_cli() {
+  local port="$1"
+  shift
+  timeout 3 redis-cli -h "$REDIS_CLUSTER_HOST" -p "$port" "$@" </dev/null 2>/dev/null
+}
+
+redis_cluster_node_up() { [ "$(redis_cluster_cli "$1" ping)" = "PONG" ]; }
+
+# redis_cluster_info PORT FIELD: one field of the node's CLUSTER INFO (empty when the node does not
+# answer or has cluster support disabled).
+redis_cluster_info() {
+  redis_cluster_cli "$1" cluster info | tr -d '\r' | sed -n "s/^$2://p"
+}
+
+# True when every node answers, knows all three and reports cluster_state:ok with every slot assigned.
+redis_cluster_ok() {
+  local port info count
+  count="$(echo $REDIS_CLUSTER_PORTS | wc -w)"
+  for port in $REDIS_CLUSTER_PORTS; do
+    info="$(redis_cluster_cli "$port" cluster info | tr -d '\r')" || return 1
+    grep -qx 'cluster_state:ok' <<<"$info" || return 1
+    grep -qx 'cluster_slots_assigned:16384' <<<"$info" || return 1
+    grep -qx "cluster_known_nodes:$count" <<<"$info" || return 1
+  done
+}
+
+# Pid of *our* node on PORT (its pid file names a live cluster-mode redis-server on that port), or nothing.
+redis_cluster_node_pid() {
+  local pid_file="$REDIS_CLUSTER_DIR/$1/redis.pid" pid
+  [ -f "$pid_file" ] || return 1
+  pid="$(cat "$pid_file" 2>/dev/null || true)"
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "redis-server.*:$1 \[cluster\]" || return 1
+  echo "$pid"
+}
+
+redis_cluster_process_running() { [ -n "$(tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null)" ]; }
+
+redis_cluster_start_node() {
+  local port="$1" dir="$REDIS_CLUSTER_DIR/$1"
+  mkdir -p "$dir"
+  infra_log "starting Redis Cluster node 127.0.0.1:$port ($dir)"
+  # --daemonize: redis-server forks and this returns at once; a bad option fails here, into the log.
+  if ! (
+    close_inherited_fds
+    cd "$dir"
+    exec redis-server --port "$port" --bind "$REDIS_CLUSTER_HOST" \
+      --cluster-enabled yes --cluster-config-file nodes.conf \
+      --cluster-node-timeout "$REDIS_CLUSTER_NODE_TIMEOUT_MS" \
+      --dir "$dir" --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" \
+      --save "" --appendonly no
+  ) </dev/null >>"$dir/redis.log" 2>&1; then
+    tail -n 20 "$dir/redis.log" >&2
+    infra_die "redis-server refused to start on 127.0.0.1:$port (log: $dir/redis.log)"
+  fi
+}
+
+redis_cluster_wait() {
+  local what="$1" check="$2" deadline=$((SECONDS + REDIS_CLUSTER_START_TIMEOUT))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    "$check" && return 0
+    sleep 0.1
+  done
+  redis_cluster_status >&2 || true
+  infra_die "Redis Cluster: $what within ${REDIS_CLUSTER_START_TIMEOUT}s (logs: $REDIS_CLUSTER_DIR/<port>/redis.log; 'bash tools/infra/redis-cluster.sh reset' discards its state)"
+}
+
+redis_cluster_all_up() {
+  local port
+  for port in $REDIS_CLUSTER_PORTS; do redis_cluster_node_up "$port" || return 1; done
+}
+
+# Start the three nodes (those not running), create the cluster the first time (fresh nodes only:
+# nodes that reloaded their nodes.conf rejoin by themselves) and wait for cluster_state:ok.
+# Sets REDIS_CLUSTER_ACTION to "already running", "started" or "created".
+redis_cluster_start() {
+  if redis_cluster_ok; then
+    REDIS_CLUSTER_ACTION="already running"
+    return 0
+  fi
+  command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
+    infra_die "redis-server and redis-cli are required for the Redis Cluster"
+  ensure_state_dirs
+  local port fresh=0 count=0
+  for port in $REDIS_CLUSTER_PORTS; do
+    count=$((count + 1))
+    if redis_cluster_node_up "$port"; then
+      [ -n "$(redis_cluster_info "$port" cluster_state)" ] ||
+        infra_die "127.0.0.1:$port answers PING but is not a cluster-enabled Redis"
+    elif tcp_open "$REDIS_CLUSTER_HOST" "$port"; then
+      infra_die "127.0.0.1:$port is taken by something that does not answer as Redis"
+    else
+      redis_cluster_start_node "$port"
+    fi
+  done
+  redis_cluster_wait "the nodes did not answer PING" redis_cluster_all_up
+  for port in $REDIS_CLUSTER_PORTS; do
+    if [ "$(redis_cluster_info "$port" cluster_known_nodes)" = "1" ] &&
+      [ "$(redis_cluster_info "$port" cluster_slots_assigned)" = "0" ]; then
+      fresh=$((fresh + 1))
+    fi
+  done
+  REDIS_CLUSTER_ACTION="started"
+  if [ "$fresh" -eq "$count" ]; then
+    infra_log "creating the Redis Cluster (3 masters, no replicas)"
+    local nodes=() log="$REDIS_CLUSTER_DIR/create.log"
+    for port in $REDIS_CLUSTER_PORTS; do nodes+=("$REDIS_CLUSTER_HOST:$port"); done
+    if ! redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes </dev/null >"$log" 2>&1; then
+      tail -n 30 "$log" >&2
+      infra_die "redis-cli --cluster create failed (log: $log)"
+    fi
+    REDIS_CLUSTER_ACTION="created"
+  elif [ "$fresh" -gt 0 ]; then
+    infra_die "Redis Cluster: $fresh node(s) have no cluster state while the others do; 'bash tools/infra/redis-cluster.sh reset' discards it all and creates a new cluster"
+  fi
+  redis_cluster_wait "cluster_state did not become ok" redis_cluster_ok
+}
+
+# Stop our nodes (SHUTDOWN NOSAVE; nodes.conf stays, so the next start rejoins the same cluster).
+# Nodes not started by tools/infra (no matching pid file) are left alone: returns 1 then.
+redis_cluster_stop() {
+  local port pid foreign=0 deadline
+  for port in $REDIS_CLUSTER_PORTS; do
+    if pid="$(redis_cluster_node_pid "$port")"; then
+      infra_log "stopping Redis Cluster node 127.0.0.1:$port (pid $pid)"
+      redis_cluster_cli "$port" shutdown nosave >/dev/null || true
+      # Gone once its port is closed and the process has exited (an unreaped zombie has no cmdline).
+      deadline=$((SECONDS + 10))
+      while { redis_cluster_process_running "$pid" || tcp_open "$REDIS_CLUSTER_HOST" "$port"; } &&
+        [ "$SECONDS" -lt "$deadline" ]; do
+        sleep 0.05
+      done
+      if redis_cluster_process_running "$pid"; then
+        infra_log "node 127.0.0.1:$port did not exit within 10 s; sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+        sleep 0.2
+      fi
+      rm -f "$REDIS_CLUSTER_DIR/$port/redis.pid"
+    elif tcp_open "$REDIS_CLUSTER_HOST" "$port"; then
+      infra_log "something answers on 127.0.0.1:$port but was not started by tools/infra (no pid); leaving it alone"
+      foreign=1
+    fi
+  done
+  return "$foreign"
+}
+
+redis_cluster_status() {
+  if redis_cluster_ok; then
+    echo "redis-cluster: running, cluster_state:ok, 3 masters: $REDIS_CLUSTER_URL (state $REDIS_CLUSTER_DIR)"
+    return 0
+  fi
+  local port state any=false line=""
+  for port in $REDIS_CLUSTER_PORTS; do
+    if redis_cluster_node_up "$port"; then
+      any=true
+      state="$(redis_cluster_info "$port" cluster_state || true)"
+      line="$line $port:${state:-not-a-cluster-node}"
+    else
+      line="$line $port:down"
+    fi
+  done
+  if $any; then
+    echo "redis-cluster: not ok (node:cluster_state)$line"
+    return 2
+  fi
+  echo "redis-cluster: stopped"
+  return 3
 }
 
 # ---------------------------------------------------------------------------

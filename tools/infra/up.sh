@@ -2,6 +2,7 @@
 # Bring up the local infrastructure on loopback, idempotently:
 #   PostgreSQL 127.0.0.1:5432 (+ database, schemas and roles from postgres/bootstrap.sql)
 #   Redis      127.0.0.1:6379
+#   Redis Cluster 127.0.0.1:7001-7003 (three masters, for the auth service's cluster test)
 #   Kafka      127.0.0.1:9092 (single-node KRaft broker, controller on :9093)
 #              + topics auth.revocations.v1 and invoicing.domain.v1
 # Safe to run repeatedly; a second run only checks and re-applies the (idempotent)
@@ -28,10 +29,13 @@ pg_bootstrap || infra_die "postgres bootstrap failed ($INFRA_DIR/postgres/bootst
 command -v redis-cli >/dev/null 2>&1 || infra_die "redis-cli is required"
 redis_start_if_needed
 
-# 3. Kafka ---------------------------------------------------------------------
+# 3. Redis Cluster -------------------------------------------------------------
+redis_cluster_start
+
+# 4. Kafka ---------------------------------------------------------------------
 kafka_start
 
-# 4. Topics --------------------------------------------------------------------
+# 5. Topics --------------------------------------------------------------------
 kafka_ensure_libs # the topic tool runs from the same jars (no-op when cached)
 kafka_create_revocations_topic
 kafka_create_domain_topic
@@ -40,6 +44,7 @@ cat <<EOF
 infra is up ($(($(now_ms) - T0)) ms):
   postgres  127.0.0.1:5432  ${PG_ACTION}  database '$PGDATABASE_NAME', roles <svc>_owner / <svc>_app (password <role>_dev)
   redis     127.0.0.1:6379  ${REDIS_ACTION}
+  redis-cluster 127.0.0.1:7001-7003  ${REDIS_CLUSTER_ACTION}  (3 masters; REDIS_URL=$REDIS_CLUSTER_URL)
   kafka     127.0.0.1:9092  ${KAFKA_ACTION}  (Kafka $KAFKA_VERSION, KRaft controller 127.0.0.1:9093)
             topic $REVOCATIONS_TOPIC (6 partitions, retention.ms=$REVOCATIONS_RETENTION_MS)
             topic $DOMAIN_TOPIC (6 partitions, compacted)

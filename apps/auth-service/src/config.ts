@@ -1,6 +1,7 @@
 import { accessTokenEnvShape, checkAccessTokenEnv, KeyRing, parseKeyRing } from '@invoicing/auth-guard';
 import { baseEnvSchema, brokersSchema, describeEnv, EnvVariableSpec, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
 import { z } from 'zod';
+import { redisUrlProblem } from './sessions/redis-connection';
 
 /**
  * Development defaults make `start` work on a fresh clone with no configuration; with
@@ -12,7 +13,17 @@ const schema = baseEnvSchema
     DATABASE_URL: z.string().url().default('postgres://auth_app:auth_app_dev@127.0.0.1:5432/invoicing'),
     MIGRATION_DATABASE_URL: z.string().url().default('postgres://auth_owner:auth_owner_dev@127.0.0.1:5432/invoicing'),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
-    REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
+    /**
+     * One Redis (`redis://`, `rediss://`) or a Redis Cluster: `redis-cluster://[user:password@]host:port[,host:port...]`,
+     * seed nodes (ADR 0018).
+     */
+    REDIS_URL: z
+      .string()
+      .superRefine((value, ctx) => {
+        const problem = redisUrlProblem(value);
+        if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+      })
+      .default('redis://127.0.0.1:6379/0'),
     /** Namespaces every Redis key; tests use their own. */
     REDIS_KEY_PREFIX: z.string().regex(/^[a-z0-9:_-]*$/).default('auth:'),
     KAFKA_BROKERS: brokersSchema.default('127.0.0.1:9092'),

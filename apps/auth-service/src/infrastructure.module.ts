@@ -2,18 +2,18 @@ import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { createKafka, KafkaEventPublisher } from '@invoicing/event-bus';
 import { Logger } from '@nestjs/common';
-import Redis from 'ioredis';
 import { Clock, SystemClock } from './common/clock';
 import { AUTH_CONFIG, AuthConfig } from './config';
 import { authDataSourceOptions } from './database/data-source';
 import { EVENT_PUBLISHER } from './revocation/outbox-relay';
+import { createRedisClient, parseRedisUrl, RedisClient } from './sessions/redis-connection';
 import { REDIS } from './sessions/session-store';
 
 /** Connections to Postgres, Redis and Kafka, built from the validated configuration. */
 @Global()
 @Module({})
 export class InfrastructureModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
   static forRoot(config: AuthConfig) {
     const logger = new Logger('kafka');
@@ -25,17 +25,9 @@ export class InfrastructureModule implements OnApplicationShutdown {
         { provide: Clock, useClass: SystemClock },
         {
           provide: REDIS,
-          useFactory: () =>
-            new Redis(config.REDIS_URL, {
-              // Fail fast while Redis is down (the API answers 503) instead of queueing requests.
-              enableOfflineQueue: false,
-              maxRetriesPerRequest: 1,
-              connectTimeout: 2000,
-              lazyConnect: false,
-              // Commands issued in one tick (by one request or by many) leave in one write: fewer
-              // syscalls per token, and the pointer and session writes of an exchange share a round trip.
-              enableAutoPipelining: true,
-            }),
+          // One Redis or a Redis Cluster (ADR 0018); both fail fast while Redis is down (the API
+          // answers 503) instead of queueing requests, and auto-pipeline (redis-connection.ts).
+          useFactory: (): Promise<RedisClient> => createRedisClient(parseRedisUrl(config.REDIS_URL)),
         },
         {
           provide: EVENT_PUBLISHER,

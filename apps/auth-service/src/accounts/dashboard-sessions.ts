@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { createHash, randomBytes } from 'node:crypto';
 import { AUTH_CONFIG, AuthConfig } from '../config';
+import type { RedisClient } from '../sessions/redis-connection';
 import { REDIS } from '../sessions/session-store';
 
 /** Who is signed in to the settings area. */
@@ -24,7 +24,7 @@ export class DashboardSessions {
   private readonly prefix: string;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(AUTH_CONFIG) config: AuthConfig,
   ) {
     this.prefix = `${config.REDIS_KEY_PREFIX}dash:`;

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
-import type { Result } from 'ioredis';
+import type { Cluster, Result } from 'ioredis';
 import { AUTH_CONFIG, AuthConfig } from '../config';
+import type { RedisClient } from './redis-connection';
 import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION } from './session-scripts';
 
 export const REDIS = Symbol('REDIS');
@@ -55,11 +56,14 @@ export interface SessionPointer {
 export class SessionStore {
   private readonly prefix: string;
   private readonly maxSessionsPerKey: string;
-  /** Where the scan for orphaned pending revocations stands ('0': at the start of a pass). */
-  private pendingScanCursor = '0';
+  /**
+   * Where the scan for orphaned pending revocations stands: the node being walked (its address on a
+   * cluster, '' for one Redis; null at the start of a pass) and the cursor on it.
+   */
+  private pendingScan: { node: string | null; cursor: string } = { node: null, cursor: '0' };
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(AUTH_CONFIG) config: AuthConfig,
   ) {
     this.prefix = config.REDIS_KEY_PREFIX;
@@ -243,27 +247,58 @@ export class SessionStore {
    * 840,000 keys, docs/perf.md); a bounded step per sweep costs a few milliseconds of Redis time
    * and finds every orphan within one pass. Records whose insert failed in a live process never
    * wait for the scan: the outbox retries those itself.
+   *
+   * On a Redis Cluster a pass walks every master in turn (SCAN only sees the keys of the node it is
+   * sent to), each from cursor 0 to 0; a step is still one SCAN call on one node.
    */
   async scanPendingStep(calls: number): Promise<PendingRevocationRecord[]> {
     const match = `${this.prefix}pend:{*}`;
     const open = `${this.prefix}pend:{`.length;
     const records: PendingRevocationRecord[] = [];
     for (let i = 0; i < calls; i++) {
-      const [next, keys] = await this.redis.scan(this.pendingScanCursor, 'MATCH', match, 'COUNT', PENDING_SCAN_COUNT);
-      this.pendingScanCursor = next;
+      const nodes = this.scanNodes();
+      let at = nodes.findIndex((n) => n.address === this.pendingScan.node);
+      if (at < 0) {
+        // A pass starts at the first node; so does a step whose node is gone (failover, resharding).
+        at = 0;
+        this.pendingScan = { node: nodes[0].address, cursor: '0' };
+      }
+      const [next, keys] = await nodes[at].client.scan(this.pendingScan.cursor, 'MATCH', match, 'COUNT', PENDING_SCAN_COUNT);
       for (const key of keys) {
         const apiKeyUuid = key.slice(open, -1);
         for (const raw of await this.redis.lrange(key, 0, -1)) records.push(decodePending(apiKeyUuid, raw));
       }
-      // A pass is complete; the next call starts the next one.
-      if (next === '0') break;
+      if (next !== '0') {
+        this.pendingScan = { node: nodes[at].address, cursor: next };
+      } else if (at + 1 < nodes.length) {
+        this.pendingScan = { node: nodes[at + 1].address, cursor: '0' };
+      } else {
+        // A pass is complete; the next call starts the next one.
+        this.pendingScan = { node: null, cursor: '0' };
+        break;
+      }
     }
     return records;
+  }
+
+  /** What a SCAN pass walks: the one Redis, or every master of the cluster in a stable order. */
+  private scanNodes(): Array<{ address: string; client: Redis }> {
+    if (!isCluster(this.redis)) return [{ address: '', client: this.redis }];
+    const masters = this.redis
+      .nodes('master')
+      .map((client) => ({ address: `${client.options.host}:${client.options.port}`, client }))
+      .sort((a, b) => a.address.localeCompare(b.address));
+    if (masters.length === 0) throw new Error('the Redis Cluster client knows no master (not connected)');
+    return masters;
   }
 
   async ping(): Promise<boolean> {
     return (await this.redis.ping()) === 'PONG';
   }
+}
+
+function isCluster(client: RedisClient): client is Cluster {
+  return client.isCluster === true;
 }
 
 function decodePending(apiKeyUuid: string, raw: string): PendingRevocationRecord {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { AUTH_CONFIG, AuthConfig } from '../config';
+import type { RedisClient } from '../sessions/redis-connection';
 import { REDIS } from '../sessions/session-store';
 
 /** A counter of failures for one subject (a client id, an email, an address) and its limit. */
@@ -19,7 +19,7 @@ export class FailureThrottle {
   private readonly prefix: string;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(AUTH_CONFIG) config: AuthConfig,
   ) {
     this.prefix = `${config.REDIS_KEY_PREFIX}thr:`;
