@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test tier on a fresh clone, in order of cost: lint, typecheck, unit specs, build,
-# integration tests (real Postgres, Redis, Kafka) and end-to-end tests (the built services as
-# processes). Brings up the infrastructure itself. Ends with one line: "N passed, N failed".
+# integration tests (real Postgres, Redis, Kafka), end-to-end tests (the built services as
+# processes) and the resilience tier (faults and hostile input against those processes). Brings up
+# the infrastructure itself. Ends with one line: "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -23,6 +24,8 @@ run npx nx run-many -t build --outputStyle=static
 if [ "$status" -eq 0 ]; then
   run npx nx run-many -t test-int --parallel=1 --outputStyle=static
   run npx nx run-many -t e2e --parallel=1 --outputStyle=static
+  # Faults injected into the real processes and the hostile-input corpus (docs/resilience.md).
+  run npx nx run-many -t resilience --parallel=1 --outputStyle=static
 fi
 
 node -e '

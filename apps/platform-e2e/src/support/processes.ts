@@ -60,6 +60,19 @@ export class ServiceProcess {
     }
   }
 
+  /** The process id (for its memory in /proc). */
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
+
+  /** `kill -9`: no drain, no shutdown hooks; resolves once the process is gone. */
+  async kill(): Promise<void> {
+    if (this.exited) return;
+    const done = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGKILL');
+    await done;
+  }
+
   async stop(): Promise<void> {
     if (this.exited) return;
     const done = new Promise((r) => this.child.once('exit', r));

@@ -4,8 +4,10 @@ export interface TcpProxy {
   port: number;
   /** Drops every connection and refuses new ones: the dependency is "down". */
   cut(): void;
-  /** Accepts connections again. */
+  /** Accepts connections again (and ends any latency). */
   restore(): void;
+  /** Holds every chunk, both ways, this long before passing it on: the dependency is "slow". */
+  delay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -16,6 +18,21 @@ export interface TcpProxy {
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let down = false;
+  let latencyMs = 0;
+  // Chunks keep their order: each waits for the later of its own deadline and the previous one's.
+  const forward = (from: Socket, to: Socket) => {
+    let last = Promise.resolve();
+    from.on('data', (chunk: Buffer) => {
+      if (latencyMs === 0) {
+        to.write(chunk);
+        return;
+      }
+      const due = Date.now() + latencyMs;
+      last = last.then(() => new Promise<void>((r) => setTimeout(r, Math.max(0, due - Date.now())))).then(() => {
+        if (!to.destroyed) to.write(chunk);
+      });
+    });
+  };
   const server = createServer((client) => {
     if (down) {
       client.destroy();
@@ -32,7 +49,8 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
     upstream.connect(targetPort, targetHost, () => {
-      client.pipe(upstream).pipe(client);
+      forward(client, upstream);
+      forward(upstream, client);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -46,6 +64,10 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     },
     restore() {
       down = false;
+      latencyMs = 0;
+    },
+    delay(ms: number) {
+      latencyMs = ms;
     },
     close: () =>
       new Promise<void>((resolve) => {

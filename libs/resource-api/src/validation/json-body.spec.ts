@@ -48,7 +48,7 @@ describe('compileBody', () => {
       expect(errors).toContainEqual({ field: 'items[0].note', code: 'invalid_characters', message: expect.any(String) });
     }
     // Reported together with the schema's own errors.
-    expect(errorsOf({ name: 'a\u0000', extra: 1 }).errors.map((e) => `${e.field} ${e.code}`).sort()).toEqual([
+    expect((errorsOf({ name: 'a\u0000', extra: 1 }).errors ?? []).map((e) => `${e.field} ${e.code}`).sort()).toEqual([
       'extra unknown_field',
       'items required',
       'name invalid_characters',

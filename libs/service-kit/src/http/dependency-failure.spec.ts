@@ -7,6 +7,21 @@ describe(isDependencyFailure.name, () => {
     expect(isDependencyFailure(Object.assign(new Error('x'), { name: 'KafkaJSConnectionError' }))).toBe(true);
   });
 
+  it('recognises a slow Redis and an unavailable Redis Cluster', () => {
+    for (const message of [
+      'Command timed out',
+      'None of startup nodes is available',
+      'Failed to refresh slots cache.',
+      'Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN The cluster is down',
+      'CLUSTERDOWN The cluster is down',
+      'TRYAGAIN Multiple keys request during rehashing of slot',
+      'Cluster is ended.',
+    ]) {
+      expect({ message, outage: isDependencyFailure(new Error(message)) }).toEqual({ message, outage: true });
+    }
+    expect(isDependencyFailure(new Error('ERR Error running script: attempt to index a nil value'))).toBe(false);
+  });
+
   it('does not mistake a bug for an outage', () => {
     expect(isDependencyFailure(new TypeError('cannot read properties of undefined'))).toBe(false);
     expect(isDependencyFailure(null)).toBe(false);

@@ -7,6 +7,17 @@ const MESSAGES = [
   /Reached the max retries per request/i,
   /Client has encountered a connection error/i,
   /connect ECONNREFUSED/i,
+  // ioredis commandTimeout: Redis reachable but too slow to answer in time.
+  /Command timed out/i,
+  // A Redis Cluster that cannot be reached or cannot serve now (no node answers, no slot map,
+  // CLUSTERDOWN or TRYAGAIN past the client's retries).
+  /None of startup nodes is available/,
+  /Failed to refresh slots cache/,
+  /Too many Cluster redirections/,
+  /CLUSTERDOWN/,
+  /TRYAGAIN/,
+  /Cluster is (?:ended|disconnected|disconnecting)/,
+  /Cluster isn't ready/,
 ];
 
 /**
