@@ -47,3 +47,25 @@ if ! command -v kubectl >/dev/null 2>&1; then
     sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubernetes-client
   fi
 fi
+
+# Optional, only with `bash tools/setup.sh --containers`: podman (run with runc), podman-compose,
+# buildah and debootstrap, which deploy/local-images uses to build and run the images without a
+# registry. Skips what is installed; never fails the setup (no apt, no root, no mirror: it says so).
+if [ "${1:-}" = "--containers" ]; then
+  missing=()
+  for tool in podman runc podman-compose buildah debootstrap; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "setup: container tools present (podman, runc, podman-compose, buildah, debootstrap)"
+  elif ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: apt-get is not available; install ${missing[*]} yourself (deploy/local-images/README.md)"
+  else
+    echo "setup: installing ${missing[*]} (apt-get) for deploy/local-images"
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    if ! { "${as_root[@]}" apt-get update -q && "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"; }; then
+      echo "setup: could not install ${missing[*]}; deploy/local-images needs them (continuing)"
+    fi
+  fi
+fi

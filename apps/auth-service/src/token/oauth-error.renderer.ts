@@ -26,12 +26,14 @@ function toOAuthError(exception: unknown, request: FastifyRequest, logger: Logge
     return OAuthError.unavailable();
   }
   const fst = exception as FastifyishError;
+  // A body too large (raised by Fastify, or by Nest as PayloadTooLargeException) keeps its 413: the
+  // service then lets the rest of the upload drain (see createServiceApp), so a proxy still sending
+  // it (the gateway) reads this answer instead of a reset connection, which it would turn into a 502.
+  if (fst?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || (exception instanceof HttpException && exception.getStatus() === 413)) {
+    return new OAuthError(413, 'invalid_request', 'The request body is too large.');
+  }
   if (fst && typeof fst.statusCode === 'number' && fst.statusCode >= 400 && fst.statusCode < 500 && !(exception instanceof HttpException)) {
-    // Raised by Fastify before the handler: bad JSON, unsupported content type, body too large.
-    // A body too large keeps its 413: the service then lets the rest of the upload drain (see
-    // createServiceApp), so a proxy still sending it (the gateway) reads this answer instead of
-    // a reset connection, which it would turn into a 502.
-    if (fst.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new OAuthError(413, 'invalid_request', 'The request body is too large.');
+    // Raised by Fastify before the handler: bad JSON, unsupported content type.
     const description =
       fst.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
         ? 'The body must be application/json or application/x-www-form-urlencoded.'

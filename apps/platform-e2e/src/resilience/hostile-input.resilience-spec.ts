@@ -12,13 +12,13 @@ import { figure } from './support/figures';
 import { RawAnswer, send, sendSlowly } from './support/raw-http';
 
 const PORTS = {
-  'auth-service': 4221,
-  'invoice-service': 4222,
-  'client-service': 4223,
-  'payment-service': 4224,
-  'product-service': 4225,
-  'expense-service': 4226,
-  gateway: 4229,
+  'auth-service': 4621,
+  'invoice-service': 4622,
+  'client-service': 4623,
+  'payment-service': 4624,
+  'product-service': 4625,
+  'expense-service': 4626,
+  gateway: 4629,
 } as const;
 const URLS = Object.fromEntries(
   Object.entries(PORTS).map(([name, port]) => [`${name.replace(/-/g, '_').toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
