@@ -66,7 +66,7 @@ for app in "${order[@]}"; do
   log="$LI_CACHE/logs/build-$app.log"
   li_log "building $image (APP=$app PORT=$port; log: $log)"
   t0=$SECONDS
-  if ! pm build --pull=never --format docker --layers "${no_cache[@]}" \
+  if ! pm build --pull=never --format docker --layers --jobs 2 "${no_cache[@]}" \
     --build-arg "APP=$app" --build-arg "PORT=$port" \
     -f "$REPO_ROOT/Dockerfile" -t "$image" "$REPO_ROOT" >"$log" 2>&1; then
     tail -n 40 "$log" >&2
@@ -93,7 +93,7 @@ for app in "${order[@]}"; do
   else
     checks+=("env-spec FAILED"); failed=1
   fi
-  rows+=("$(printf '%-16s %-10s %-9s %-11s %s' "$app" "$size" "$(li_elapsed "$took")" "$user" "$(IFS=';'; echo "${checks[*]}" | sed 's/;/; /g')")")
+  rows+=("$(printf '%-16s %-10s %-9s %-11s %s' "$app" "$size" "$(li_elapsed "$took")" "$user" "$(joined="$(IFS=';'; echo "${checks[*]}")"; echo "${joined//;/; }")")")
   li_log "$image: $size in $(li_elapsed "$took"), user $user; ${checks[*]}"
 done
 

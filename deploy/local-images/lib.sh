@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # the variables are used by the scripts that source this file
 # Shared by deploy/local-images/build.sh and build-apps.sh. Source it; don't run it.
 
 LI_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -30,7 +30,7 @@ svc_json() { node "$LI_DIR/compose-service.cjs" "$@"; }
 cleanup() {
   local c
   for c in $(podman ps -a --format '{{.Names}}' | grep "^$prefix-" || true); do
-    podman rm -f -t 2 "$c" >/dev/null 2>&1 || true
+    podman rm -f -v -t 2 "$c" >/dev/null 2>&1 || true
   done
   podman network rm -f "$net" >/dev/null 2>&1 || true
 }
