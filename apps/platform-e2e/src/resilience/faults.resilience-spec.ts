@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { kafka, ROOT, runCommand, ServiceName, ServiceProcess, sleep, startService } from '../support/processes';
+import { DashboardSession } from './support/dashboard-session';
 import { figure } from './support/figures';
 import { RawAnswer, send } from './support/raw-http';
 
@@ -41,7 +42,7 @@ let redisProxy: TcpProxy;
 let pgProxy: TcpProxy;
 let redis: ChildProcess | null = null;
 let db: Client;
-const cookies: Record<string, string> = {};
+const session = new DashboardSession();
 let organizationUuid = '';
 
 // --- infrastructure the test owns ----------------------------------------------------------------
@@ -92,15 +93,7 @@ const json = (method: string, url: string, body?: unknown, headers: Record<strin
   send(url, method, new URL(url).pathname + new URL(url).search, { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, body === undefined ? undefined : JSON.stringify(body)).catch(
     (e: Error): RawAnswer => ({ status: 0, headers: {}, text: e.message, json: null }),
   );
-function keepCookies(answer: RawAnswer): void {
-  const set = answer.headers['set-cookie'];
-  for (const c of Array.isArray(set) ? set : set ? [set] : []) {
-    const [pair] = c.split(';');
-    const i = pair.indexOf('=');
-    cookies[pair.slice(0, i)] = pair.slice(i + 1);
-  }
-}
-const dashboard = () => ({ cookie: Object.entries(cookies).map(([k, v]) => `${k}=${v}`).join('; '), 'x-csrf-token': cookies.csrf_token ?? '' });
+const dashboard = () => session.headers();
 
 interface Key {
   id: string;
@@ -166,7 +159,7 @@ beforeAll(async () => {
   for (const [name, port] of Object.entries(PORTS)) start(name as ServiceName, port, name, envFor(name as ServiceName));
   start('invoice-service', STRICT_INVOICE_PORT, 'invoice-service-strict', { REVOCATION_MAX_STALENESS_MS: String(STRICT_BOUND_MS) });
   await Promise.all([...services.values()].map((p) => p.waitReady(90000)));
-  keepCookies(await json('GET', `${DIRECT('auth-service')}/api/v1/account/csrf`));
+  session.keep(await json('GET', `${DIRECT('auth-service')}/api/v1/account/csrf`));
   const signup = await json(
     'POST',
     `${DIRECT('auth-service')}/api/v1/account/signup`,
@@ -174,7 +167,7 @@ beforeAll(async () => {
     dashboard(),
   );
   expect(signup.status).toBe(201);
-  keepCookies(signup);
+  session.keep(signup);
   organizationUuid = parsePublicId('org', String((signup.json?.organization as Json).id))!;
 }, 240000);
 

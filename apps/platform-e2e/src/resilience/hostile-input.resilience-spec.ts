@@ -8,6 +8,7 @@
 import { parsePublicId } from '@invoicing/contracts';
 import { Client } from 'pg';
 import { runCommand, ServiceProcess, sleep, startService } from '../support/processes';
+import { DashboardSession } from './support/dashboard-session';
 import { figure } from './support/figures';
 import { RawAnswer, send, sendSlowly } from './support/raw-http';
 
@@ -64,22 +65,13 @@ interface Case {
 }
 
 // --- the caller: a dashboard user, one key with every scope, its tokens ---------------------------
-const cookies: Record<string, string> = {};
+const session = new DashboardSession();
 let organizationUuid = '';
 let key = { client_id: '', client_secret: '' };
 let accessToken = '';
 let clientId = '';
 let invoiceId = '';
 
-const cookieHeader = () => Object.entries(cookies).map(([k, v]) => `${k}=${v}`).join('; ');
-function keepCookies(answer: RawAnswer): void {
-  const set = answer.headers['set-cookie'];
-  for (const c of Array.isArray(set) ? set : set ? [set] : []) {
-    const [pair] = c.split(';');
-    const i = pair.indexOf('=');
-    cookies[pair.slice(0, i)] = pair.slice(i + 1);
-  }
-}
 async function json(method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<RawAnswer> {
   return send(BASE, method, path, { 'content-type': 'application/json', ...headers }, JSON.stringify(body));
 }
@@ -89,8 +81,7 @@ async function exchange(): Promise<{ access_token: string; refresh_token: string
   return r.json as { access_token: string; refresh_token: string };
 }
 const bearer = () => ({ authorization: `Bearer ${accessToken}` });
-// The CSRF token rotates with the session (signup, login): always the current cookie's.
-const dashboard = () => ({ cookie: cookieHeader(), 'x-csrf-token': cookies.csrf_token ?? '' });
+const dashboard = () => session.headers();
 
 // --- bodies -------------------------------------------------------------------------------------
 function setPath(body: Json, path: string, value: unknown): Json {
@@ -314,11 +305,11 @@ beforeAll(async () => {
     await Promise.all(processes.map((p) => p.waitReady(90000)));
   }
   // A dashboard user (the settings endpoints), and a key with every scope made through them.
-  keepCookies(await send(BASE, 'GET', '/api/v1/account/csrf', {}));
+  session.keep(await send(BASE, 'GET', '/api/v1/account/csrf', {}));
   const email = `hostile-${Date.now()}@example.com`;
   const signup = await json('POST', '/api/v1/account/signup', { organization_name: 'Hostile Ltd', email, password: 'correct horse battery' }, dashboard());
   expect(signup.status).toBe(201);
-  keepCookies(signup);
+  session.keep(signup);
   organizationUuid = parsePublicId('org', String((signup.json?.organization as Json).id))!;
   const created = await json(
     'POST',
