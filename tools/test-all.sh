@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test tier on a fresh clone, in order of cost: lint, typecheck, unit specs, build,
 # integration tests (real Postgres, Redis, Kafka), end-to-end tests (the built services as
-# processes) and the resilience tier (faults and hostile input against those processes). Brings up
-# the infrastructure itself. Ends with one line: "N passed, N failed".
+# processes), the resilience tier (faults and hostile input against those processes) and, where
+# podman is installed, the containers tier (images, docker-compose.yml, kube play). Brings up the
+# infrastructure itself. Ends with one line: "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -26,6 +27,9 @@ if [ "$status" -eq 0 ]; then
   run npx nx run-many -t e2e --parallel=1 --outputStyle=static
   # Faults injected into the real processes and the hostile-input corpus (docs/resilience.md).
   run npx nx run-many -t resilience --parallel=1 --outputStyle=static
+  # The images built, docker-compose.yml and the Kubernetes dev overlay run with podman, the e2e
+  # suite against the compose stack (deploy/containers.sh; skipped, saying why, without podman).
+  run npx nx run deploy:containers --outputStyle=static
 fi
 
 node -e '

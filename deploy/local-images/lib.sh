@@ -75,7 +75,9 @@ li_image_id() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null; }
 
 # Size as podman reports it (uncompressed, all layers), e.g. "214 MB".
 li_image_size() {
-  podman image ls --format '{{.Size}}' --filter "reference=$1" 2>/dev/null | head -n 1
+  # sed reads the whole list (an image has several names): `head` would exit first and podman's
+  # SIGPIPE, under pipefail, would fail the caller at random.
+  podman image ls --format '{{.Size}}' --filter "reference=$1" 2>/dev/null | sed -n 1p
 }
 li_image_bytes() { podman image inspect --format '{{.Size}}' "$1" 2>/dev/null; }
 

@@ -31,10 +31,22 @@ describe('Dockerfile (one image per app, chosen with APP)', () => {
     for (const stage of byStage.values()) expect(stage[0]).toMatch(/^FROM \$\{NODE_IMAGE\} AS /);
   });
 
-  it('installs every dependency and builds the app in the build stage', () => {
-    const build = (byStage.get('build') ?? []).join('\n');
-    expect(build).toMatch(/^RUN npm ci\b(?!.*--omit)/m);
-    expect(build).toMatch(/^RUN npx nx run "\$\{APP\}:build"/m);
+  it('installs every dependency and builds every app in the build stage, which reads no build argument', () => {
+    const build = byStage.get('build') ?? [];
+    const joined = build.join('\n');
+    expect(joined).toMatch(/^RUN npm ci\b(?!.*--omit).*&& test -x node_modules\/\.bin\/nx$/m);
+    expect(joined).toMatch(/^RUN npx nx run-many -t build --projects=tag:type:app\b/m);
+    // The same layers for all eight images: one install and one build, whatever APP is.
+    expect(build.filter((l) => /^ARG\b/.test(l) || /\$\{?APP\b/.test(l))).toEqual([]);
+  });
+
+  it('reads APP and PORT only after the runtime stage has installed its dependencies (shared layer)', () => {
+    const runtime = byStage.get('runtime') ?? [];
+    const install = runtime.findIndex((l) => /^RUN npm ci --omit=dev\b/.test(l));
+    const firstArg = runtime.findIndex((l) => /^ARG\b/.test(l));
+    expect(install).toBeGreaterThan(0);
+    expect(firstArg).toBeGreaterThan(install);
+    expect(runtime[install]).toMatch(/&& test -d node_modules\b/);
   });
 
   it('ships production dependencies and the compiled app only, as a numeric non-root user', () => {

@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { ClientCredentials } from 'simple-oauth2';
 import { claimsOf, http } from './support/api';
 import { readRevocationsWithKcat } from './support/kcat';
-import { kafka, runCommand, ServiceProcess, sleep, startService } from './support/processes';
+import { createKey, Platform, STACK, startPlatform } from './support/platform';
+import { sleep } from './support/processes';
 
 /**
  * Standard OAuth client libraries against the platform behind its one base URL, unmodified:
@@ -19,20 +20,16 @@ import { kafka, runCommand, ServiceProcess, sleep, startService } from './suppor
  * simple-oauth2 is CommonJS and runs in-process.
  */
 const PORTS = { gateway: 4131, 'auth-service': 4132, 'invoice-service': 4133 } as const;
-const BASE = `http://127.0.0.1:${PORTS.gateway}`;
+const BASE = STACK.baseUrl ?? `http://127.0.0.1:${PORTS.gateway}`;
 const AUDIENCE = 'invoicing-api';
 /** The signing key of the development ring (kid `dev-only`), as jose needs it. */
 const JWT_KEY = DEV_JWT_KEYS.split('=', 2)[1];
 /** Every process: tokens name the base URL as their issuer, as in a deployment (RFC 8414 3.3). */
-const ENV = {
-  JWT_ISSUER: BASE,
-  AUTH_SERVICE_URL: `http://127.0.0.1:${PORTS['auth-service']}`,
-  INVOICE_SERVICE_URL: `http://127.0.0.1:${PORTS['invoice-service']}`,
-};
+const ENV = { JWT_ISSUER: BASE };
 const HELPER = join(__dirname, 'support', 'oauth-client.mjs');
 const run = promisify(execFile);
 
-const processes: ServiceProcess[] = [];
+let platform: Platform;
 
 interface Key {
   id: string;
@@ -64,9 +61,7 @@ async function ok<T>(call: Record<string, unknown>): Promise<T> {
 }
 
 async function newKey(scopes = 'read:invoices,write:invoices'): Promise<Key> {
-  return JSON.parse(
-    await runCommand('auth-service', ['create-key', '--organization-name', 'E2E OAuth', '--name', 'generic client', '--scopes', scopes]),
-  ) as Key;
+  return createKey('E2E OAuth', 'generic client', scopes);
 }
 
 const as = (key: Key, auth: 'basic' | 'post') => ({ clientId: key.client_id, clientSecret: key.client_secret, auth });
@@ -84,17 +79,11 @@ async function timeUntilRefused(tokens: string[], timeoutMs: number): Promise<nu
 }
 
 beforeAll(async () => {
-  await kafka('start');
-  await runCommand('auth-service', ['migrate']);
-  await runCommand('invoice-service', ['migrate']);
-  for (const [name, port] of Object.entries(PORTS)) {
-    processes.push(startService(name as keyof typeof PORTS, port, `${name}-oauth`, ENV));
-  }
-  await Promise.all(processes.map((p) => p.waitReady(90000)));
+  platform = await startPlatform({ label: 'oauth', ports: PORTS, env: ENV });
 });
 
 afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
+  await platform?.stop();
 });
 
 describe('openid-client v6 against the base URL', () => {

@@ -1,7 +1,8 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { claimsOf, http, HttpResult, TokenPair } from './support/api';
-import { runCommand, ServiceProcess, sleep, startService } from './support/processes';
+import { createKey, Platform, startPlatform } from './support/platform';
+import { sleep } from './support/processes';
 
 /** Every service of the platform as a process, behind the gateway: one base URL. */
 const PORTS = {
@@ -13,20 +14,13 @@ const PORTS = {
   'expense-service': 4126,
   gateway: 4129,
 } as const;
-const URLS = Object.fromEntries(
-  Object.entries(PORTS).map(([name, port]) => [`${name.replace(/-/g, '_').toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
-);
-const BASE = `http://127.0.0.1:${PORTS.gateway}`;
+let BASE: string;
 const RESOURCES = ['invoices', 'clients', 'payments', 'products', 'expenses'] as const;
 const ALL_SCOPES = RESOURCES.flatMap((r) => [`read:${r}`, `write:${r}`]).join(',');
 
-const processes: ServiceProcess[] = [];
+let platform: Platform;
 
-async function newKey(): Promise<{ client_id: string; client_secret: string; id: string }> {
-  return JSON.parse(
-    await runCommand('auth-service', ['create-key', '--organization-name', 'E2E Resources', '--name', 'all', '--scopes', ALL_SCOPES]),
-  ) as { client_id: string; client_secret: string; id: string };
-}
+const newKey = () => createKey('E2E Resources', 'all', ALL_SCOPES);
 
 async function exchange(key: { client_id: string; client_secret: string }): Promise<TokenPair> {
   const r = await http('POST', `${BASE}/api/v1/auth/token`, { body: { ...key, grant_type: 'client_credentials' } });
@@ -35,17 +29,12 @@ async function exchange(key: { client_id: string; client_secret: string }): Prom
 }
 
 beforeAll(async () => {
-  for (const service of ['auth-service', 'invoice-service', 'client-service', 'payment-service', 'product-service', 'expense-service'] as const) {
-    await runCommand(service, ['migrate']);
-  }
-  for (const [name, port] of Object.entries(PORTS)) {
-    processes.push(startService(name as keyof typeof PORTS, port, `${name}-resources`, URLS));
-  }
-  await Promise.all(processes.map((p) => p.waitReady(90000)));
+  platform = await startPlatform({ label: 'resources', ports: PORTS });
+  BASE = platform.baseUrl;
 });
 
 afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
+  await platform?.stop();
 });
 
 describe('the five resources behind one base URL', () => {

@@ -1,11 +1,12 @@
 /// <reference lib="dom" />
-import { SERVICES, ServiceName as PlatformService } from '@invoicing/contracts';
+import { ServiceName as PlatformService } from '@invoicing/contracts';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BrowserContext, chromium, Locator, Page } from 'playwright-core';
 import { http, TokenPair } from './support/api';
-import { kafka, ROOT, runCommand, ServiceProcess, sleep, startService } from './support/processes';
+import { Platform, STACK, startPlatform } from './support/platform';
+import { ROOT, sleep } from './support/processes';
 
 /**
  * The settings page in a real browser (Debian's Chromium through playwright-core), against the real
@@ -38,16 +39,9 @@ const PORTS: Record<PlatformService, number> & { gateway: number } = {
   'product-service': 4117,
   'expense-service': 4118,
 };
-const BASE = `http://127.0.0.1:${PORTS.gateway}`;
+const BASE = STACK.baseUrl ?? `http://127.0.0.1:${PORTS.gateway}`;
 
-/** `auth-service` → `AUTH_SERVICE_URL`, the gateway's variable for that upstream. */
-function upstreamEnv(): Record<string, string> {
-  return Object.fromEntries(
-    (Object.keys(SERVICES) as PlatformService[]).map((name) => [`${name.replace(/-/g, '_').toUpperCase()}_URL`, `http://127.0.0.1:${PORTS[name]}`]),
-  );
-}
-
-const started: ServiceProcess[] = [];
+let platform: Platform;
 let context: BrowserContext;
 let page: Page;
 let userDataDir: string;
@@ -55,16 +49,7 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await kafka('start');
-  await runCommand('auth-service', ['migrate']);
-  await runCommand('invoice-service', ['migrate']);
-  started.push(
-    startService('auth-service', PORTS['auth-service'], 'settings-e2e-auth-service'),
-    startService('invoice-service', PORTS['invoice-service'], 'settings-e2e-invoice-service'),
-    startService('settings-web', PORTS['settings-web'], 'settings-e2e-settings-web'),
-    startService('gateway', PORTS.gateway, 'settings-e2e-gateway', upstreamEnv()),
-  );
-  await Promise.all(started.map((s) => s.waitReady()));
+  platform = await startPlatform({ label: 'settings-e2e', ports: PORTS, start: ['auth-service', 'invoice-service', 'settings-web', 'gateway'] });
 
   // A fresh profile every run: no cookies, storage or permissions carried over from anything else.
   userDataDir = mkdtempSync(join(tmpdir(), 'settings-e2e-chromium-'));
@@ -86,7 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await context?.close();
   if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  await Promise.all(started.map((s) => s.stop()));
+  await platform?.stop();
 });
 
 afterEach(() => {

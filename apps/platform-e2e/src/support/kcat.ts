@@ -1,9 +1,9 @@
 import { CloudEvent, Kafka } from 'cloudevents';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { STACK } from './platform';
 
 const run = promisify(execFile);
-const BROKER = '127.0.0.1:9092';
 const TOPIC = 'auth.revocations.v1';
 
 /** One record as `kcat -J` prints it (headers are a flat [name, value, name, value, ...] list). */
@@ -26,7 +26,7 @@ interface KcatRecord {
 export async function readRevocationsWithKcat(apiKeyId: string, sinceMs: number, waitMs = 15000): Promise<CloudEvent<unknown>[]> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const { stdout } = await run('kcat', ['-C', '-b', BROKER, '-t', TOPIC, '-o', `s@${sinceMs}`, '-e', '-J', '-q'], { timeout: 30000 }).catch(
+    const { stdout } = await run('kcat', ['-C', '-b', STACK.kafkaBrokers, '-t', TOPIC, '-o', `s@${sinceMs}`, '-e', '-J', '-q'], { timeout: 30000 }).catch(
       (error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') throw new Error('kcat is not installed: run tools/setup.sh (apt-get install kcat)');
         throw error;

@@ -1,12 +1,13 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
+import { STACK } from './platform';
 
 /**
  * Reads `auth.revocations.v1` the way an outside subscriber would: plain kafkajs, its own consumer
  * group, from a point in time. Collects every message whose key is the given API key id.
  */
 export async function readRevocations(apiKeyId: string, sinceMs: number, waitMs = 15000): Promise<unknown[]> {
-  const kafka = new Kafka({ clientId: 'e2e-reader', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({ clientId: 'e2e-reader', brokers: [STACK.kafkaBrokers], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
   const starts = await admin.fetchTopicOffsetsByTimestamp('auth.revocations.v1', sinceMs);
