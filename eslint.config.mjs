@@ -36,6 +36,17 @@ export default [
             { sourceTag: 'scope:deploy', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:settings', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:tools', onlyDependOnLibsWithTags: ['scope:shared'] },
+            // Library layers (ADR 0020): each library uses only those below it, contracts ->
+            // service-kit -> event-bus -> auth-guard -> resource-api.
+            { sourceTag: 'layer:contracts', notDependOnLibsWithTags: ['layer:kit', 'layer:bus', 'layer:guard', 'layer:resource'] },
+            { sourceTag: 'layer:kit', notDependOnLibsWithTags: ['layer:bus', 'layer:guard', 'layer:resource'] },
+            { sourceTag: 'layer:bus', notDependOnLibsWithTags: ['layer:guard', 'layer:resource'] },
+            { sourceTag: 'layer:guard', notDependOnLibsWithTags: ['layer:resource'] },
+            // The resource-service skeleton is for resource services; the auth service, the gateway
+            // and the page need what sits below it only.
+            { sourceTag: 'scope:auth', notDependOnLibsWithTags: ['layer:resource'] },
+            { sourceTag: 'scope:gateway', notDependOnLibsWithTags: ['layer:bus', 'layer:guard', 'layer:resource'] },
+            { sourceTag: 'scope:settings', notDependOnLibsWithTags: ['layer:bus', 'layer:guard', 'layer:resource'] },
           ],
         },
       ],

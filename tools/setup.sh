@@ -7,14 +7,10 @@ cd "$(dirname "$0")/.."
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm dependencies (npm ci)"
-  # The registry reachable here lacks some platform builds that native packages list as optional
-  # (e.g. @unrs/resolver-binding-* for other OSes). npm 11's `ci` then calls the lock file out of
-  # sync although every package this machine needs is in it; `npm install` installs the same locked
-  # versions and skips the unavailable optional ones.
-  if ! npm ci --no-audit --no-fund --loglevel=error; then
-    echo "setup: npm ci refused the lock file (optional platform packages missing from the registry); using npm install"
-    npm install --no-audit --no-fund --loglevel=error
-  fi
+  # Exactly the lock file. package.json pins unrs-resolver (overrides) to a release whose optional
+  # platform packages all exist on the registry reachable here; with a newer one the lock file could
+  # not list them and npm 11's `ci` refused it as out of sync.
+  npm ci --no-audit --no-fund --loglevel=error
 fi
 
 # Browser tests (apps/platform-e2e, playwright-core) drive Debian's Chromium; never a downloaded browser.

@@ -1,7 +1,7 @@
 import fastifyHttpProxy from '@fastify/http-proxy';
 import { GATEWAY_ROUTES, GatewayRoute } from '@invoicing/contracts';
-import { createLogger, createMetrics, drainOnSignals, installAccessLog, installHealthRoutes, OpsState, problemClientErrorHandler, requestIdFrom } from '@invoicing/service-kit';
-import Fastify, { FastifyBaseLogger, FastifyError, FastifyInstance, LogController } from 'fastify';
+import { createLogger, createMetrics, drainOnSignals, fastifyBaseOptions, installAccessLog, installHealthRoutes, OpsState } from '@invoicing/service-kit';
+import Fastify, { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from './config';
 import { classifyUpstreamError, sendGatewayProblem } from './http/gateway-problem';
@@ -25,18 +25,8 @@ const METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
 export async function createGateway(config: GatewayConfig, table: readonly GatewayRoute[] = GATEWAY_ROUTES): Promise<Gateway> {
   const routes = resolveRoutes(table, config.upstreams);
   const logger: FastifyBaseLogger = createLogger('gateway', config.LOG_LEVEL);
-  const fastify = Fastify({
-    loggerInstance: logger,
-    genReqId: requestIdFrom,
-    // Log lines carry the same `request_id` field as the services' lines; one access line per
-    // request (installAccessLog) instead of Fastify's two.
-    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
-    return503OnClosing: true,
-    // What Node's parser refuses (e.g. headers over 16 KiB) is answered as problem+json too.
-    clientErrorHandler: problemClientErrorHandler,
-    // The gateway is the edge: the client is the peer, whatever X-Forwarded-For a caller claims.
-    trustProxy: false,
-  });
+  // The gateway is the edge: the client is the peer, whatever X-Forwarded-For a caller claims.
+  const fastify = Fastify(fastifyBaseOptions(logger, { trustProxy: false }));
   const state: OpsState = { shuttingDown: false };
 
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -1,6 +1,6 @@
 import fastifyStatic from '@fastify/static';
-import { createLogger, createMetrics, drainOnSignals, installAccessLog, installHealthRoutes, OpsState, problemFor, ReadinessCheck, requestIdFrom } from '@invoicing/service-kit';
-import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, LogController } from 'fastify';
+import { createLogger, createMetrics, drainOnSignals, fastifyBaseOptions, installAccessLog, installHealthRoutes, OpsState, problemFor, ReadinessCheck } from '@invoicing/service-kit';
+import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger as PinoLogger } from 'pino';
@@ -40,17 +40,7 @@ export interface SettingsWebApp {
 export async function createSettingsWebApp(options: SettingsWebAppOptions): Promise<SettingsWebApp> {
   const root = options.assetsRoot ?? DEFAULT_ASSETS_ROOT;
   const logger = options.logger ?? createLogger('settings-web', options.config.LOG_LEVEL);
-  const fastify: FastifyInstance = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
-    genReqId: requestIdFrom,
-    logController: new LogController({
-      requestIdLogLabel: 'request_id',
-      // One access line per request, without probes and scrapes (installAccessLog).
-      disableRequestLogging: true,
-    }),
-    return503OnClosing: true,
-    trustProxy: true,
-  });
+  const fastify: FastifyInstance = Fastify(fastifyBaseOptions(logger as FastifyBaseLogger, { trustProxy: true }));
   const state: OpsState = { shuttingDown: false };
 
   // Set before routing so that 404s, errors and health answers carry them too.

@@ -1,4 +1,3 @@
-export * from './validation/json-body';
 export * from './pagination/list-query';
 export * from './tenancy/org-scope';
 export * from './money/arithmetic';
@@ -7,7 +6,6 @@ export * from './idempotency/idempotency-purger';
 export * from './bootstrap/resource-config';
 export * from './bootstrap/resource-service';
 export * from './idempotency/send-created';
-export * from './events/outbox';
 export * from './events/domain-events.consumer';
 export * from './references/known-objects';
 export * from './resources/resource-definition';

@@ -11,3 +11,6 @@ export * from './database/typeorm';
 export * from './http/dependency-failure';
 export * from './config/env-spec';
 export * from './bootstrap/drain-on-signals';
+export * from './validation/json-body';
+export * from './bootstrap/run-cli';
+export * from './http/fastify-base';

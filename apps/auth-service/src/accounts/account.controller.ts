@@ -1,5 +1,5 @@
 import { Controller, Get, Header, HttpCode, Inject, Post, Req, Res, UseGuards } from '@nestjs/common';
-import { compileBody } from '@invoicing/resource-api';
+import { compileBody } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { LOGIN_SCHEMA, LoginRequest, SIGNUP_SCHEMA, SignupRequest } from '@invoicing/contracts';

@@ -30,7 +30,7 @@ export class InvalidApiKeyInput extends Error {
   }
 }
 
-/** Organizations and API keys (Postgres). Used by the CLI now and by the settings area later. */
+/** Organizations and API keys (Postgres), for the CLI and the settings API alike. */
 @Injectable()
 export class ApiKeysService {
   constructor(@InjectDataSource() private readonly db: DataSource) {}

@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { REFRESH_TOKEN_TTL_SECONDS } from '@invoicing/contracts';
-import { AUTH_CONFIG, AuthConfig } from '../config';
 import { hashCredentialHex, newRefreshToken } from '../credentials/credential-format';
 import { SessionStore } from '../sessions/session-store';
 import { AccessTokenSigner, AccessTokenSubject } from '../signing/access-token-signer';
@@ -28,7 +27,6 @@ export class TokenPairFactory {
   constructor(
     private readonly sessions: SessionStore,
     private readonly signer: AccessTokenSigner,
-    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
   /**
@@ -61,9 +59,5 @@ export class TokenPairFactory {
       refresh_token: refresh.token,
       scope: subject.scope,
     };
-  }
-
-  get issuer(): string {
-    return this.config.JWT_ISSUER;
   }
 }

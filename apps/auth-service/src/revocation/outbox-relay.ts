@@ -1,7 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { EventPublisher } from '@invoicing/event-bus';
-import { OutboxRelay } from '@invoicing/resource-api';
+import { EventPublisher, OutboxRelay } from '@invoicing/event-bus';
 import { DataSource } from 'typeorm';
 import { EVENT_PUBLISHER, RevocationOutbox } from './revocation-outbox.service';
 

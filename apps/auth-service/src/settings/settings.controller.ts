@@ -1,6 +1,6 @@
 import { Controller, Get, Header, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { RESOURCES, SCOPE_ACTIONS } from '@invoicing/contracts';
-import { compileBody } from '@invoicing/resource-api';
+import { compileBody } from '@invoicing/service-kit';
 import { ProblemException } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CREATE_API_KEY_SCHEMA, CreateApiKeyRequest } from '@invoicing/contracts';

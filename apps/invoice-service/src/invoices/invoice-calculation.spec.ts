@@ -1,4 +1,4 @@
-import { FieldErrors } from '@invoicing/resource-api';
+import { FieldErrors } from '@invoicing/service-kit';
 import { ProblemException } from '@invoicing/service-kit';
 import { calculateInvoice } from './invoice-calculation';
 

@@ -1,4 +1,5 @@
-import { FieldErrors, formatQuantity, lineAmount, lineTax, parseQuantity, toSafeNumber } from '@invoicing/resource-api';
+import { formatQuantity, lineAmount, lineTax, parseQuantity, toSafeNumber } from '@invoicing/resource-api';
+import { FieldErrors } from '@invoicing/service-kit';
 import type { CreateInvoiceLine } from '@invoicing/contracts';
 import type { StoredLineItem } from './invoice.entity';
 

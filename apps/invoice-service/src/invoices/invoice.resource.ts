@@ -6,7 +6,8 @@ import {
   INVOICE_STATUSES,
   parsePublicId,
 } from '@invoicing/contracts';
-import { FieldErrors, ResourceDefinition } from '@invoicing/resource-api';
+import { ResourceDefinition } from '@invoicing/resource-api';
+import { FieldErrors } from '@invoicing/service-kit';
 import { ProblemException } from '@invoicing/service-kit';
 import type { EntityManager } from 'typeorm';
 import { calculateInvoice, ProductDefaults } from './invoice-calculation';

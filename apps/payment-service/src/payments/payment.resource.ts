@@ -1,5 +1,6 @@
 import { CREATE_PAYMENT_SCHEMA, CreatePaymentRequest, parsePublicId, toPublicId } from '@invoicing/contracts';
-import { FieldErrors, ResourceDefinition } from '@invoicing/resource-api';
+import { ResourceDefinition } from '@invoicing/resource-api';
+import { FieldErrors } from '@invoicing/service-kit';
 import { PaymentEntity } from './payment.entity';
 
 /**

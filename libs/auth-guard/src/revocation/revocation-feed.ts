@@ -40,7 +40,6 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
   private watching: NodeJS.Timeout | null = null;
   private staleSince: number | null = null;
   private stopped = false;
-  private rejected = 0;
   readonly maxStalenessMs: number;
 
   constructor(
@@ -77,11 +76,6 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
   private isStale(subscriber: KafkaReplayingSubscriber): boolean {
     const at = subscriber.upToDateAt;
     return at !== null && this.now() - at > this.maxStalenessMs;
-  }
-
-  /** Messages refused because they failed their schema (they are logged, never applied half-way). */
-  get rejectedMessages(): number {
-    return this.rejected;
   }
 
   onApplicationBootstrap(): void {
@@ -156,7 +150,6 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const result = validateRevocationEvent(decoded);
     if (!result.ok) {
-      this.rejected += 1;
       this.logger.error({ msg: 'revocation message rejected', partition: message.partition, offset: message.offset, errors: result.errors });
       return;
     }

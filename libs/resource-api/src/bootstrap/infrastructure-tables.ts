@@ -1,4 +1,4 @@
-import { outboxTableSql } from '../events/outbox';
+import { outboxTableSql } from '@invoicing/event-bus';
 import { idempotencyTableSql } from '../idempotency/idempotency';
 import { knownObjectsTableSql } from '../references/known-objects';
 

@@ -2,21 +2,22 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { AuthGuardModule, RevocationFeed } from '@invoicing/auth-guard';
 import {
-  ConfigError,
   createServiceApp,
   pingDatabase,
   postgresOptions,
   PostgresOptions,
+  printJson,
+  runCli,
   runMigrations,
+  SERVING,
   ServiceApp,
   startServiceApp,
 } from '@invoicing/service-kit';
-import { createKafka, KafkaEventPublisher } from '@invoicing/event-bus';
+import { createKafka, KafkaEventPublisher, OutboxRelay } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import { DomainEventsConsumer } from '../events/domain-events.consumer';
 import { IdempotencyStore } from '../idempotency/idempotency';
 import { IdempotencyPurger } from '../idempotency/idempotency-purger';
-import { OutboxRelay } from '../events/outbox';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { RateLimiter } from '../rate-limit/rate-limiter';
 import { ReferenceResolver } from '../references/known-objects';
@@ -32,9 +33,6 @@ export interface ResourceServiceDefinition extends ResourceServiceIdentity {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- definitions differ in entity and body types
   resource: ResourceDefinition<any, any>;
 }
-
-/** Injection token of the validated configuration. */
-export const RESOURCE_CONFIG = Symbol('RESOURCE_CONFIG');
 
 @Module({})
 class ResourceRootModule {
@@ -64,7 +62,6 @@ class ResourceRootModule {
       ],
       controllers: [resourceController(def.resource.resource), InternalObjectsController],
       providers: [
-        { provide: RESOURCE_CONFIG, useValue: config },
         { provide: RateLimiter, useValue: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST) },
         RateLimitGuard,
         {
@@ -104,8 +101,6 @@ class ResourceRootModule {
           inject: [getDataSourceToken(), ReferenceResolver],
         },
       ],
-      exports: [RESOURCE_CONFIG],
-      global: true,
     };
   }
 }
@@ -135,42 +130,30 @@ export async function startResourceApp(service: ServiceApp, config: ResourceConf
  * applies the migrations; the Kubernetes migration Job runs this) or `env-spec` (variables, as JSON).
  */
 export function runResourceService(def: ResourceServiceDefinition, argv = process.argv.slice(2)): void {
-  const run = async (): Promise<number> => {
-    const [command = 'serve'] = argv;
-    if (command === 'env-spec') {
-      process.stdout.write(`${JSON.stringify(resourceEnvSpec(def))}\n`);
-      return 0;
-    }
-    const config = loadResourceConfig(def);
-    if (command === 'migrate') {
-      const applied = await runMigrations(
-        postgresOptions({
-          url: config.MIGRATION_DATABASE_URL,
-          schema: def.schema,
-          entities: def.entities,
-          migrations: def.migrations,
-          applicationName: `${def.name}-migrate`,
-          poolSize: 1,
-        }),
-      );
-      process.stdout.write(`${JSON.stringify({ service: def.name, migrations_applied: applied })}\n`);
-      return 0;
-    }
-    if (command !== 'serve') {
-      process.stderr.write(`unknown command "${command}"; use serve, migrate or env-spec\n`);
-      return 2;
-    }
-    await startResourceApp(await createResourceApp(def, config), config);
-    return -1;
-  };
-  run().then(
-    (code) => {
-      if (code >= 0) process.exit(code);
+  runCli(
+    def.name,
+    {
+      serve: async () => {
+        const config = loadResourceConfig(def);
+        await startResourceApp(await createResourceApp(def, config), config);
+        return SERVING;
+      },
+      migrate: async () => {
+        const config = loadResourceConfig(def);
+        const applied = await runMigrations(
+          postgresOptions({
+            url: config.MIGRATION_DATABASE_URL,
+            schema: def.schema,
+            entities: def.entities,
+            migrations: def.migrations,
+            applicationName: `${def.name}-migrate`,
+            poolSize: 1,
+          }),
+        );
+        return printJson({ service: def.name, migrations_applied: applied });
+      },
+      'env-spec': () => printJson(resourceEnvSpec(def)),
     },
-    (e: unknown) => {
-      const text = e instanceof ConfigError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
-      process.stderr.write(`${def.name}: ${text}\n`);
-      process.exit(1);
-    },
+    argv,
   );
 }

@@ -29,7 +29,7 @@ const PREFIX_OF: Record<DomainObjectKind, keyof typeof ID_PREFIXES> = {
 };
 
 /**
- * References across services (ADR 0010). The read model is fed by the owners' domain events; for an
+ * References across services (ADR 0012). The read model is fed by the owners' domain events; for an
  * object created a moment ago whose event has not arrived, the owner is asked directly with the
  * caller's own access token, so the answer is confined to the caller's organization.
  */

@@ -3,12 +3,12 @@ import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, LIST_FILTERS, newId
 import { ProblemException } from '@invoicing/service-kit';
 import { uuidv7 } from 'uuidv7';
 import { DataSource, QueryFailedError } from 'typeorm';
-import { enqueueEvent, OutboxRelay } from '../events/outbox';
+import { enqueueEvent, OutboxRelay } from '@invoicing/event-bus';
 import { IdempotencyStore, IdempotentResult } from '../idempotency/idempotency';
 import { Page, parseListQuery, toPage } from '../pagination/list-query';
 import { ReferenceResolver } from '../references/known-objects';
 import { orgScopeOf, OrgScope } from '../tenancy/org-scope';
-import { BodyValidator, compileBody } from '../validation/json-body';
+import { BodyValidator, compileBody } from '@invoicing/service-kit';
 import { EntityReader } from './entity-reader';
 import type { PublicObject, ResourceDefinition, ResourceEntityBase } from './resource-definition';
 

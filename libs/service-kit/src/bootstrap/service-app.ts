@@ -1,14 +1,13 @@
 import { DynamicModule, Logger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { FastifyInstance, LogController } from 'fastify';
+import { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 import { installHealthRoutes, OpsState, ReadinessCheck } from '../health/ops-routes';
 import { drainOnSignals } from './drain-on-signals';
-import { problemClientErrorHandler } from '../http/client-error';
+import { fastifyBaseOptions } from '../http/fastify-base';
 import { ProblemException } from '../http/problem';
 import { ErrorRenderer, ProblemFilter, sendProblem } from '../http/problem.filter';
-import { requestIdFrom } from '../http/request-id';
 import { createLogger, installAccessLog, lazyChildLoggerFactory, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
 
@@ -48,21 +47,11 @@ export interface ServiceApp {
 export async function createServiceApp(module: Type<unknown> | DynamicModule, options: ServiceAppOptions): Promise<ServiceApp> {
   const logger = createLogger(options.service, options.logLevel);
   const adapter = new FastifyAdapter({
-    loggerInstance: logger,
+    // Behind the gateway: the client address used for throttling comes from X-Forwarded-For.
+    ...fastifyBaseOptions(logger, { trustProxy: true }),
     bodyLimit: BODY_LIMIT_BYTES,
-    genReqId: requestIdFrom,
-    logController: new LogController({
-      requestIdLogLabel: 'request_id',
-      // One line per request instead of Fastify's two (installAccessLog below).
-      disableRequestLogging: true,
-    }),
     // request.log is made on first use: the access line does not need it (installAccessLog).
     childLoggerFactory: lazyChildLoggerFactory,
-    return503OnClosing: true,
-    // What Node's parser refuses (e.g. headers over 16 KiB) is answered as problem+json too.
-    clientErrorHandler: problemClientErrorHandler,
-    // Behind the gateway: the client address used for throttling comes from X-Forwarded-For.
-    trustProxy: true,
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
     logger: new NestPinoLogger(logger),

@@ -1,3 +1,4 @@
+import { outboxTableSql } from '@invoicing/event-bus';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 export class InitialSchema1763700000000 implements MigrationInterface {
@@ -24,18 +25,8 @@ export class InitialSchema1763700000000 implements MigrationInterface {
         last_used_at timestamptz
       )`);
     await q.query(`CREATE INDEX api_keys_organization_idx ON auth.api_keys (organization_id, id DESC)`);
-    await q.query(`
-      CREATE TABLE auth.outbox (
-        id uuid PRIMARY KEY,
-        topic text NOT NULL,
-        message_key text NOT NULL,
-        payload jsonb NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        published_at timestamptz,
-        attempts integer NOT NULL DEFAULT 0,
-        last_error text
-      )`);
-    await q.query(`CREATE INDEX outbox_unpublished_idx ON auth.outbox (created_at) WHERE published_at IS NULL`);
+    // The outbox table as every service's migration creates it (event-bus holds its one definition).
+    for (const sql of outboxTableSql('auth')) await q.query(sql);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,4 +1,5 @@
-import { knownObjectsTableSql, outboxTableSql } from '@invoicing/resource-api';
+import { outboxTableSql } from '@invoicing/event-bus';
+import { knownObjectsTableSql } from '@invoicing/resource-api';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 export class ReferencesAndEvents1763700300000 implements MigrationInterface {

@@ -1,4 +1,4 @@
-import { FieldError, ProblemException } from '@invoicing/service-kit';
+import { FieldError, ProblemException } from '../http/problem';
 import Ajv2020, { ErrorObject } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 

@@ -1,4 +1,4 @@
-import { ProblemException } from '@invoicing/service-kit';
+import { ProblemException } from '../http/problem';
 import { compileBody } from './json-body';
 
 const validate = compileBody<{ name: string; items: Array<{ qty: number }> }>({

@@ -1,8 +1,11 @@
 import { Logger } from '@nestjs/common';
-import type { EventPublisher } from '@invoicing/event-bus';
+import type { EventPublisher } from '../event-publisher';
 import type { DataSource, EntityManager } from 'typeorm';
 
-/** SQL of a service's outbox table (used by each service's migration). */
+/**
+ * SQL of a service's outbox table: the one definition, used by every service's migration (the auth
+ * service's revocations and the resource services' domain events).
+ */
 export function outboxTableSql(schema: string): string[] {
   return [
     `CREATE TABLE ${schema}.outbox (

@@ -1,0 +1,22 @@
+import { FastifyBaseLogger, LogController } from 'fastify';
+import { problemClientErrorHandler } from './client-error';
+import { requestIdFrom } from './request-id';
+
+/**
+ * The Fastify options every HTTP process of the platform starts from (the Nest services through
+ * createServiceApp, the gateway and the settings page directly): the caller's pino logger, the
+ * request id taken from X-Request-Id or made, log lines labelled `request_id` and one access line
+ * per request (installAccessLog) instead of Fastify's two, 503 while closing, and problem+json for
+ * what Node's parser refuses (e.g. headers over 16 KiB). Only trustProxy differs: the gateway is the
+ * edge, so the client is its peer; the processes behind it take the client from X-Forwarded-For.
+ */
+export function fastifyBaseOptions(logger: FastifyBaseLogger, options: { trustProxy: boolean }) {
+  return {
+    loggerInstance: logger,
+    genReqId: requestIdFrom,
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    return503OnClosing: true,
+    clientErrorHandler: problemClientErrorHandler,
+    trustProxy: options.trustProxy,
+  };
+}
