@@ -3,9 +3,9 @@ import { createServiceApp, pingDatabase, sendProblem, ServiceApp, startServiceAp
 import type { DataSource } from 'typeorm';
 import fastifyCookie from '@fastify/cookie';
 import { AppModule } from './app.module';
-import type { AuthConfig } from './config';
+import type { AuthConfig } from './config/config';
 import { SessionStore } from './sessions/session-store';
-import { sendOAuthError } from './token/oauth-error.renderer';
+import { sendOAuthError } from './oauth/oauth-error.renderer';
 
 const OAUTH_PATHS = /^\/api\/v1\/auth\//;
 

@@ -3,10 +3,11 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { createKafka, KafkaEventPublisher } from '@invoicing/event-bus';
 import { Logger } from '@nestjs/common';
 import { Clock, SystemClock } from './common/clock';
-import { AUTH_CONFIG, AuthConfig } from './config';
+import { AUTH_CONFIG, AuthConfig } from './config/config';
 import { authDataSourceOptions } from './database/data-source';
 import { EVENT_PUBLISHER } from './revocation/outbox-relay';
-import { createRedisClient, parseRedisUrl, RedisClient } from './sessions/redis-connection';
+import { parseRedisUrl } from './config/redis-url';
+import { createRedisClient, RedisClient } from './sessions/redis-connection';
 import { REDIS } from './sessions/session-store';
 
 /** Connections to Postgres, Redis and Kafka, built from the validated configuration. */

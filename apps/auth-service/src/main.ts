@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { printJson, runCli, runMigrations, SERVING } from '@invoicing/service-kit';
 import { createAuthApp, startAuthApp } from './auth-app';
-import { createKeyCommand } from './cli/create-key.command';
-import { authEnvSpec, loadAuthConfig } from './config';
+import { createKeyCommand } from './create-key.command';
+import { authEnvSpec, loadAuthConfig } from './config/config';
 import { authDataSourceOptions } from './database/data-source';
 
 /**

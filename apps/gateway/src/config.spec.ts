@@ -1,6 +1,6 @@
-import { GATEWAY_PORT, SERVICES, ServiceName } from '@invoicing/contracts';
+import { GATEWAY_PORT, SERVICES, ServiceName, serviceUrlVariable } from '@invoicing/contracts';
 import { ConfigError } from '@invoicing/service-kit';
-import { gatewayEnvSpec, loadGatewayConfig, upstreamEnvName } from './config';
+import { gatewayEnvSpec, loadGatewayConfig } from './config';
 
 const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
 
@@ -29,10 +29,10 @@ describe(loadGatewayConfig.name, () => {
   });
 });
 
-describe(upstreamEnvName.name, () => {
+describe(serviceUrlVariable.name, () => {
   it('derives the variable name from the service name', () => {
-    expect(upstreamEnvName('auth-service')).toBe('AUTH_SERVICE_URL');
-    expect(upstreamEnvName('settings-web')).toBe('SETTINGS_WEB_URL');
+    expect(serviceUrlVariable('auth-service')).toBe('AUTH_SERVICE_URL');
+    expect(serviceUrlVariable('settings-web')).toBe('SETTINGS_WEB_URL');
   });
 });
 
@@ -40,7 +40,7 @@ describe(gatewayEnvSpec.name, () => {
   it('lists one upstream variable per service, none of them secret or required', () => {
     const spec = gatewayEnvSpec();
     const names = spec.map((v) => v.name);
-    for (const name of SERVICE_NAMES) expect(names).toContain(upstreamEnvName(name));
+    for (const name of SERVICE_NAMES) expect(names).toContain(serviceUrlVariable(name));
     expect(names).toEqual(expect.arrayContaining(['PORT', 'HOST', 'LOG_LEVEL', 'UPSTREAM_TIMEOUT_MS', 'SHUTDOWN_GRACE_SECONDS']));
     expect(spec.filter((v) => v.secret || v.required)).toEqual([]);
   });

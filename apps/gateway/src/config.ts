@@ -1,11 +1,6 @@
-import { GATEWAY_PORT, SERVICES, ServiceName } from '@invoicing/contracts';
+import { GATEWAY_PORT, SERVICES, ServiceName, serviceUrlVariable } from '@invoicing/contracts';
 import { baseEnvSchema, describeEnv, EnvVariableSpec, loadConfig } from '@invoicing/service-kit';
 import { z } from 'zod';
-
-/** `auth-service` → `AUTH_SERVICE_URL`: the variable that holds a service's upstream base URL. */
-export function upstreamEnvName(service: ServiceName): string {
-  return `${service.replace(/-/g, '_').toUpperCase()}_URL`;
-}
 
 const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
 
@@ -26,7 +21,7 @@ const upstreamUrl = (defaultPort: number) =>
 
 // Derived from the platform table, so a service added to SERVICES gets its variable without an edit here.
 const upstreamShape = Object.fromEntries(
-  SERVICE_NAMES.map((name) => [upstreamEnvName(name), upstreamUrl(SERVICES[name].port)]),
+  SERVICE_NAMES.map((name) => [serviceUrlVariable(name), upstreamUrl(SERVICES[name].port)]),
 ) as Record<string, ReturnType<typeof upstreamUrl>>;
 
 const schema = baseEnvSchema.extend({
@@ -56,7 +51,7 @@ export interface GatewayConfig {
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const parsed = loadConfig(schema, env) as GatewayEnv & Record<string, string>;
   const upstreams = Object.fromEntries(
-    SERVICE_NAMES.map((name) => [name, parsed[upstreamEnvName(name)].replace(/\/$/, '')]),
+    SERVICE_NAMES.map((name) => [name, parsed[serviceUrlVariable(name)].replace(/\/$/, '')]),
   ) as Record<ServiceName, string>;
   return {
     NODE_ENV: parsed.NODE_ENV,

@@ -1,4 +1,4 @@
-import { SERVICES, ServiceName } from '@invoicing/contracts';
+import { SERVICES, ServiceName, serviceUrlVariable } from '@invoicing/contracts';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -43,9 +43,7 @@ export function runJsonCommand<T>(app: string, command: string, env: Record<stri
 }
 
 /** The variable that points a service at another service of the table, e.g. `CLIENT_SERVICE_URL`. */
-export function peerVariable(service: ServiceName): string {
-  return `${service.replace(/-/g, '_').toUpperCase()}_URL`;
-}
+export const peerVariable = serviceUrlVariable;
 
 /**
  * What a service talks to, derived from the variables it reads: the infrastructure of contract

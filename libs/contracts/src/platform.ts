@@ -13,6 +13,14 @@ export const SERVICES = {
 } as const;
 export type ServiceName = keyof typeof SERVICES;
 
+/**
+ * `auth-service` → `AUTH_SERVICE_URL`: the variable naming a service's base URL wherever one process
+ * calls another (the gateway's upstreams, the resource services' reference checks, test harnesses).
+ */
+export function serviceUrlVariable(service: ServiceName): string {
+  return `${service.replace(/-/g, '_').toUpperCase()}_URL`;
+}
+
 /** Port of the gateway (the base URL) in every mode. */
 export const GATEWAY_PORT = 8080;
 

@@ -9,7 +9,7 @@
  *   npx nx run bench:run --args="--json tmp/bench.json --seconds 5"
  */
 import 'reflect-metadata';
-import { ALL_SCOPES, Resource } from '@invoicing/contracts';
+import { ALL_SCOPES, Resource, serviceUrlVariable } from '@invoicing/contracts';
 import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
 
   step('starting second instances of the resource services (rate limit lifted) and the baselines');
   const owners = Object.fromEntries(
-    Object.values(RESOURCE_SERVICES).map((s) => [`${s.replace(/-/g, '_').toUpperCase()}_URL`, serviceUrl(s)]),
+    Object.values(RESOURCE_SERVICES).map((s) => [serviceUrlVariable(s), serviceUrl(s)]),
   );
   const second = {} as Record<Resource, string>;
   await Promise.all(

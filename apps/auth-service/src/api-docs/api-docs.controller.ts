@@ -1,6 +1,6 @@
 import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { buildOpenApiDocument } from '@invoicing/contracts';
-import { AUTH_CONFIG, AuthConfig } from '../config';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { renderApiDocs } from './render-api-docs';
 
 /** The public API's OpenAPI 3.1 document and a readable page of it (contract section 10). */

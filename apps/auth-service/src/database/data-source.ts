@@ -1,8 +1,8 @@
 import { postgresOptions } from '@invoicing/service-kit';
 import type { DataSourceOptions } from 'typeorm';
-import { UserEntity } from '../accounts/user.entity';
-import { ApiKeyEntity } from '../api-keys/api-key.entity';
-import { OrganizationEntity } from '../organizations/organization.entity';
+import { UserEntity } from '../settings/user.entity';
+import { ApiKeyEntity } from '../keys/api-key.entity';
+import { OrganizationEntity } from '../keys/organization.entity';
 import { OutboxMessageEntity } from '../revocation/outbox-message.entity';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema';
 import { Users1763700200000 } from './migrations/1763700200000-users';

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { RevocationEvent, REVOCATIONS_TOPIC, validateRevocationEvent } from '@invoicing/contracts';
-import type { EventPublisher, OutgoingMessage } from '@invoicing/event-bus';
+import { enqueueEvents, EventPublisher, markPublished, OutgoingMessage } from '@invoicing/event-bus';
 import { EventEmitter } from 'node:events';
 import { DataSource } from 'typeorm';
+import { markKeyRevoked } from '../keys/api-keys.service';
 import { PendingRevocationRecord, SessionStore } from '../sessions/session-store';
 import { revocationEvents } from './revocation-events.factory';
 
@@ -90,10 +91,7 @@ export class RevocationOutbox {
 
   private async markPublished(events: RevocationEvent[]): Promise<boolean> {
     try {
-      await this.db.query(
-        `UPDATE auth.outbox SET published_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[]) AND published_at IS NULL`,
-        [events.map((e) => e.id)],
-      );
+      await markPublished(this.db, 'auth', events.map((e) => e.id));
       return true;
     } catch {
       return false;
@@ -118,20 +116,10 @@ export class RevocationOutbox {
     await this.db.transaction(async (tx) => {
       if (record.event.reason === 'revoked_by_user') {
         // The key's status and its event commit together: a revoked key is always announced.
-        await tx.query(
-          `UPDATE auth.api_keys SET status = 'revoked', revoked_at = COALESCE(revoked_at, to_timestamp($2::bigint / 1000.0))
-            WHERE id = $1`,
-          [record.apiKeyUuid, record.event.revoked_at],
-        );
+        await markKeyRevoked(tx, record.apiKeyUuid, record.event.revoked_at);
       }
       // One statement for every part; they share created_at and are published in order of id.
-      await tx.query(
-        `INSERT INTO auth.outbox (id, topic, message_key, payload, created_at)
-         SELECT e.id, $1, e.message_key, e.payload, now()
-           FROM unnest($2::uuid[], $3::text[], $4::jsonb[]) AS e(id, message_key, payload)
-         ON CONFLICT (id) DO NOTHING`,
-        [REVOCATIONS_TOPIC, events.map((e) => e.id), events.map((e) => e.subject), events.map((e) => JSON.stringify(e))],
-      );
+      await enqueueEvents(tx, 'auth', REVOCATIONS_TOPIC, events.map((e) => ({ id: e.id, key: e.subject, payload: e })));
     });
   }
 }

@@ -7,7 +7,7 @@ import { RevocationRelay } from '../revocation/outbox-relay';
 import { RevocationOutbox } from '../revocation/revocation-outbox.service';
 import { AuthTestApp, decodeJwt, postJson, startAuthTestApp } from '../testing/auth-test-app';
 import { keySlot } from './key-slot';
-import { newRefreshToken } from '../credentials/credential-format';
+import { newRefreshToken } from '../keys/credential-format';
 import { REDIS } from './session-store';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { DashboardSessions } from '../accounts/dashboard-sessions';
-import type { AuthConfig } from '../config';
-import { FailureThrottle } from '../throttling/failure-throttle';
+import { DashboardSessions } from '../settings/dashboard-sessions';
+import type { AuthConfig } from '../config/config';
+import { FailureThrottle } from './failure-throttle';
 import { keySlot } from './key-slot';
 import type { RedisClient } from './redis-connection';
 import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION } from './session-scripts';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { Cluster, Result } from 'ioredis';
-import { AUTH_CONFIG, AuthConfig } from '../config';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import type { RedisClient } from './redis-connection';
 import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION } from './session-scripts';
 

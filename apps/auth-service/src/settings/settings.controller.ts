@@ -4,9 +4,9 @@ import { compileBody } from '@invoicing/service-kit';
 import { ProblemException } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CREATE_API_KEY_SCHEMA, CreateApiKeyRequest } from '@invoicing/contracts';
-import { CsrfGuard, CurrentUser, DashboardSessionGuard } from '../accounts/dashboard.guards';
-import type { DashboardUser } from '../accounts/dashboard-sessions';
-import { ApiKeysService, ApiKeyView, InvalidApiKeyInput } from '../api-keys/api-keys.service';
+import { CsrfGuard, CurrentUser, DashboardSessionGuard } from './dashboard.guards';
+import type { DashboardUser } from './dashboard-sessions';
+import { ApiKeysService, ApiKeyView, InvalidApiKeyInput } from '../keys/api-keys.service';
 import { ApiKeyRevocationService } from '../revocation/api-key-revocation.service';
 
 const validateCreate = compileBody<CreateApiKeyRequest>(CREATE_API_KEY_SCHEMA);

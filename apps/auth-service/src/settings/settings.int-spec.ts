@@ -2,7 +2,7 @@ import { validateRevocationEvent } from '@invoicing/contracts';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { LastUsedRecorder } from '../api-keys/last-used-recorder';
+import { LastUsedRecorder } from '../keys/last-used-recorder';
 import { BrowserLikeClient } from '../testing/browser-like-client';
 import { AuthTestApp, postJson, startAuthTestApp } from '../testing/auth-test-app';
 

@@ -1,10 +1,10 @@
 import { runMigrations, ServiceApp } from '@invoicing/service-kit';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { ApiKeysService } from '../api-keys/api-keys.service';
+import { ApiKeysService } from '../keys/api-keys.service';
 import { createAuthApp, startAuthApp } from '../auth-app';
 import { Clock } from '../common/clock';
-import { AuthConfig, loadAuthConfig } from '../config';
+import { AuthConfig, loadAuthConfig } from '../config/config';
 import { authDataSourceOptions } from '../database/data-source';
 
 export interface AuthTestApp {

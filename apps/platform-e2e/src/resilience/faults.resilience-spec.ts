@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { kafka, ROOT, runCommand, ServiceName, ServiceProcess, sleep, startService } from '../support/processes';
+import { loopbackUrls } from '../support/platform';
 import { DashboardSession } from './support/dashboard-session';
 import { figure } from './support/figures';
 import { RawAnswer, send } from './support/raw-http';
@@ -74,10 +75,7 @@ async function killRedis(): Promise<void> {
 }
 
 function start(service: ServiceName, port: number, label: string, env: Record<string, string> = {}): ServiceProcess {
-  const urls = Object.fromEntries(
-    Object.entries(PORTS).map(([name, p]) => [`${name.replace(/-/g, '_').toUpperCase()}_URL`, `http://127.0.0.1:${p}`]),
-  );
-  const p = startService(service, port, `${label}-faults`, { ...urls, ...env });
+  const p = startService(service, port, `${label}-faults`, { ...loopbackUrls(PORTS), ...env });
   services.set(label, p);
   return p;
 }

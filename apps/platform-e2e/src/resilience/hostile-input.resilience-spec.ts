@@ -8,6 +8,7 @@
 import { parsePublicId } from '@invoicing/contracts';
 import { Client } from 'pg';
 import { runCommand, ServiceProcess, sleep, startService } from '../support/processes';
+import { loopbackUrls } from '../support/platform';
 import { DashboardSession } from './support/dashboard-session';
 import { figure } from './support/figures';
 import { RawAnswer, send, sendSlowly } from './support/raw-http';
@@ -21,9 +22,7 @@ const PORTS = {
   'expense-service': 4626,
   gateway: 4629,
 } as const;
-const URLS = Object.fromEntries(
-  Object.entries(PORTS).map(([name, port]) => [`${name.replace(/-/g, '_').toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
-);
+const URLS = loopbackUrls(PORTS);
 const BASE = process.env.RESILIENCE_BASE_URL ?? `http://127.0.0.1:${PORTS.gateway}`;
 const DATABASE_URL = process.env.RESILIENCE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/invoicing';
 const RESOURCES = ['invoices', 'clients', 'payments', 'products', 'expenses'] as const;

@@ -1,3 +1,4 @@
+import { ServiceName as PlatformService, serviceUrlVariable } from '@invoicing/contracts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { kafka, runCommand, ServiceName, ServiceProcess, startService } from './processes';
@@ -48,17 +49,12 @@ export const STACK: Stack = (() => {
   };
 })();
 
-/** `auth-service` → `AUTH_SERVICE_URL`: the variable naming a service's base URL (gateway upstreams, reference checks). */
-export function urlVariable(service: ServiceName): string {
-  return `${service.replace(/-/g, '_').toUpperCase()}_URL`;
-}
-
 /** The `<SERVICE>_URL` variables pointing at loopback ports (the gateway has none: nothing calls it). */
 export function loopbackUrls(ports: Partial<Record<ServiceName, number>>): Record<string, string> {
   return Object.fromEntries(
     Object.entries(ports)
       .filter(([name]) => name !== 'gateway')
-      .map(([name, port]) => [urlVariable(name as ServiceName), `http://127.0.0.1:${port}`]),
+      .map(([name, port]) => [serviceUrlVariable(name as PlatformService), `http://127.0.0.1:${port}`]),
   );
 }
 

@@ -35,6 +35,33 @@ export async function enqueueEvent(
   );
 }
 
+/**
+ * Adds several events of one topic in one statement, inside the caller's transaction; they share
+ * created_at and are published in order of id. An id already there is left as it is.
+ */
+export async function enqueueEvents(
+  tx: EntityManager | DataSource,
+  schema: string,
+  topic: string,
+  events: ReadonlyArray<{ id: string; key: string; payload: unknown }>,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, created_at)
+     SELECT e.id, $1, e.message_key, e.payload, now()
+       FROM unnest($2::uuid[], $3::text[], $4::jsonb[]) AS e(id, message_key, payload)
+     ON CONFLICT (id) DO NOTHING`,
+    [topic, events.map((e) => e.id), events.map((e) => e.key), events.map((e) => JSON.stringify(e.payload))],
+  );
+}
+
+/**
+ * Marks rows published that the caller sent itself, past the relay (a service that sends at once
+ * and keeps the row for the relay only if that send fails). A row the relay already took stays as is.
+ */
+export async function markPublished(db: EntityManager | DataSource, schema: string, ids: readonly string[]): Promise<void> {
+  await db.query(`UPDATE ${schema}.outbox SET published_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[]) AND published_at IS NULL`, [ids]);
+}
+
 interface OutboxRow {
   id: string;
   topic: string;

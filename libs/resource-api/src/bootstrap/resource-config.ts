@@ -1,6 +1,6 @@
 import { accessTokenEnvShape, checkAccessTokenEnv, DEFAULT_REVOCATION_MAX_STALENESS_MS, parseKeyRing } from '@invoicing/auth-guard';
 import { baseEnvSchema, brokersSchema, describeEnv, EnvVariableSpec, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
-import { ACCESS_TOKEN_TTL_SECONDS, DomainObjectKind, ServiceName, SERVICES } from '@invoicing/contracts';
+import { ACCESS_TOKEN_TTL_SECONDS, DomainObjectKind, ServiceName, SERVICES, serviceUrlVariable } from '@invoicing/contracts';
 import { z } from 'zod';
 
 /** Smallest REVOCATION_MAX_STALENESS_MS accepted (ADR 0017). */
@@ -17,7 +17,7 @@ const OWNER_OF: Record<DomainObjectKind, ServiceName> = {
 
 /** `client` → `CLIENT_SERVICE_URL` */
 export function ownerUrlVariable(kind: DomainObjectKind): string {
-  return `${OWNER_OF[kind].replace(/-/g, '_').toUpperCase()}_URL`;
+  return serviceUrlVariable(OWNER_OF[kind]);
 }
 
 export interface ResourceServiceIdentity {

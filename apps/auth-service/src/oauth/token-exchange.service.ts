@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { formatScopes, newId, splitScopeString, toPublicId } from '@invoicing/contracts';
-import { LastUsedRecorder } from '../api-keys/last-used-recorder';
+import { LastUsedRecorder } from '../keys/last-used-recorder';
 import { Clock } from '../common/clock';
-import { TokenPairFactory, TokenResponse } from '../issuance/token-pair';
+import { TokenPairFactory, TokenResponse } from './token-pair';
 import { SessionStore } from '../sessions/session-store';
 import { ClientAuthenticator } from './client-authenticator';
 import { OAuthError } from './oauth-error';

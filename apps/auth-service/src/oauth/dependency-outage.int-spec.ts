@@ -1,4 +1,4 @@
-import { newRefreshToken } from '../credentials/credential-format';
+import { newRefreshToken } from '../keys/credential-format';
 import { AuthTestApp, postJson, startAuthTestApp } from '../testing/auth-test-app';
 
 /**

@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Inject } from '@nestjs/common';
-import { AUTH_CONFIG, AuthConfig } from '../config';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { AuthorizationServerMetadata, buildAuthorizationServerMetadata } from './authorization-server-metadata';
 
 /** RFC 8414 discovery, served at the base URL through the gateway (route in GATEWAY_ROUTES). */

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeyCache } from '../api-keys/api-key-cache';
-import type { ApiKeyEntity } from '../api-keys/api-key.entity';
-import { hashCredential, isWellFormedClientId, isWellFormedSecretKey, sameHash } from '../credentials/credential-format';
-import { ClientAuthThrottle } from '../throttling/client-auth-throttle';
+import { ApiKeyCache } from '../keys/api-key-cache';
+import type { ApiKeyEntity } from '../keys/api-key.entity';
+import { hashCredential, isWellFormedClientId, isWellFormedSecretKey, sameHash } from '../keys/credential-format';
+import { ClientAuthThrottle } from './client-auth-throttle';
 import { OAuthError } from './oauth-error';
 import type { ClientCredentials } from './token-request';
 

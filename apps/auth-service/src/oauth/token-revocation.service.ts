@@ -2,14 +2,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AccessTokenVerifier, isTokenRefusal } from '@invoicing/auth-guard';
 import { ACCESS_TOKEN_TTL_SECONDS, toPublicId } from '@invoicing/contracts';
 import { uuidv7 } from 'uuidv7';
-import type { ApiKeyEntity } from '../api-keys/api-key.entity';
+import type { ApiKeyEntity } from '../keys/api-key.entity';
 import { Clock } from '../common/clock';
-import { AUTH_CONFIG, AuthConfig } from '../config';
-import { hashCredentialHex, isWellFormedRefreshToken } from '../credentials/credential-format';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
+import { hashCredentialHex, isWellFormedRefreshToken } from '../keys/credential-format';
 import { SessionStore } from '../sessions/session-store';
-import { ClientAuthenticator } from '../token/client-authenticator';
-import type { RevocationRequest } from '../token/token-request';
-import { RevocationOutbox } from './revocation-outbox.service';
+import { ClientAuthenticator } from './client-authenticator';
+import type { RevocationRequest } from './token-request';
+import { RevocationOutbox } from '../revocation/revocation-outbox.service';
 
 /**
  * How long "this session was revoked by its client" is remembered, so that revoking it again

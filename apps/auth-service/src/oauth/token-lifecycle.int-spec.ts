@@ -1,7 +1,7 @@
 import { REFRESH_TOKEN_TTL_SECONDS, validateRevocationEvent } from '@invoicing/contracts';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { ApiKeyCache } from '../api-keys/api-key-cache';
+import { ApiKeyCache } from '../keys/api-key-cache';
 import { AuthTestApp, decodeJwt, postJson, startAuthTestApp } from '../testing/auth-test-app';
 
 let app: AuthTestApp;

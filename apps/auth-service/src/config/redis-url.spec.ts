@@ -1,6 +1,6 @@
 import { ConfigError } from '@invoicing/service-kit';
-import { loadAuthConfig } from '../config';
-import { parseRedisUrl, redisUrlProblem } from './redis-connection';
+import { loadAuthConfig } from '../config/config';
+import { parseRedisUrl, redisUrlProblem } from './redis-url';
 
 describe(parseRedisUrl.name, () => {
   it('keeps redis:// and rediss:// URLs for one Redis as they are', () => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ACCESS_TOKEN_ALG, ACCESS_TOKEN_TTL_SECONDS, ACCESS_TOKEN_TYP, AccessTokenClaims, newId } from '@invoicing/contracts';
 import { createSigner } from 'fast-jwt';
-import { AUTH_CONFIG, AuthConfig } from '../config';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
 
 export type AccessTokenSubject = Pick<AccessTokenClaims, 'sub' | 'client_id' | 'org_id' | 'scope' | 'sid'>;
 

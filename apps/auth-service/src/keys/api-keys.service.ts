@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { formatScopes, isScope, newId, parsePublicId, toPublicId } from '@invoicing/contracts';
-import { DataSource } from 'typeorm';
-import { hashCredential, newClientId, newSecretKey } from '../credentials/credential-format';
-import { OrganizationEntity } from '../organizations/organization.entity';
+import { DataSource, EntityManager } from 'typeorm';
+import { hashCredential, newClientId, newSecretKey } from './credential-format';
+import { OrganizationEntity } from './organization.entity';
 import { ApiKeyEntity } from './api-key.entity';
 
 /** An API key as the API shows it; never carries the secret. */
@@ -35,13 +35,17 @@ export class InvalidApiKeyInput extends Error {
 export class ApiKeysService {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async createOrganization(name: string, now = new Date()): Promise<OrganizationEntity> {
+  /**
+   * The one place an organization is created (the CLI's create-key, signup): its name trimmed, 1 to
+   * 200 characters. `manager` is the caller's transaction when the organization commits with more
+   * (signup's first user).
+   */
+  async createOrganization(name: string, now = new Date(), manager: EntityManager = this.db.manager): Promise<OrganizationEntity> {
     const trimmed = name.trim();
-    if (trimmed.length < 1 || trimmed.length > 200) {
-      throw new InvalidApiKeyInput('organization_name', 'length', 'must be 1 to 200 characters');
-    }
+    if (trimmed.length === 0) throw new InvalidApiKeyInput('organization_name', 'required', 'is required');
+    if (trimmed.length > 200) throw new InvalidApiKeyInput('organization_name', 'length', 'must be 1 to 200 characters');
     const org: OrganizationEntity = { id: uuidOf(newId('org')), name: trimmed, createdAt: now };
-    await this.db.getRepository(OrganizationEntity).insert(org);
+    await manager.getRepository(OrganizationEntity).insert(org);
     return org;
   }
 
@@ -111,6 +115,19 @@ export function uuidOf(publicId: string): string {
   const uuid = parsePublicId(prefix, publicId);
   if (!uuid) throw new Error(`not an id: ${publicId}`);
   return uuid;
+}
+
+/**
+ * Marks a key revoked inside the caller's transaction: the revocation outbox commits the key's status
+ * and its event together, so a revoked key is always announced. The first revocation time stays.
+ * `revokedAtMs`: milliseconds since the epoch as a decimal string, as Redis recorded it.
+ */
+export async function markKeyRevoked(tx: EntityManager, apiKeyUuid: string, revokedAtMs: string): Promise<void> {
+  await tx.query(
+    `UPDATE auth.api_keys SET status = 'revoked', revoked_at = COALESCE(revoked_at, to_timestamp($2::bigint / 1000.0))
+      WHERE id = $1`,
+    [apiKeyUuid, revokedAtMs],
+  );
 }
 
 export function toView(k: ApiKeyEntity): ApiKeyView {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AUTH_CONFIG, AuthConfig } from '../config';
-import { OAuthError } from '../token/oauth-error';
-import { FailureThrottle, ThrottleSubject } from './failure-throttle';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
+import { OAuthError } from './oauth-error';
+import { FailureThrottle, ThrottleSubject } from '../sessions/failure-throttle';
 
 /** Failed client authentications on the token endpoint, per client id and per address. */
 @Injectable()

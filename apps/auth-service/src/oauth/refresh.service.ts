@@ -1,16 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { formatScopes, splitScopeString, toPublicId } from '@invoicing/contracts';
 import { uuidv7 } from 'uuidv7';
-import { ApiKeyCache } from '../api-keys/api-key-cache';
-import { LastUsedRecorder } from '../api-keys/last-used-recorder';
+import { ApiKeyCache } from '../keys/api-key-cache';
+import { LastUsedRecorder } from '../keys/last-used-recorder';
 import { Clock } from '../common/clock';
-import { hashCredentialHex, isWellFormedRefreshToken } from '../credentials/credential-format';
-import { TokenPairFactory, TokenResponse } from '../issuance/token-pair';
+import { hashCredentialHex, isWellFormedRefreshToken } from '../keys/credential-format';
+import { TokenPairFactory, TokenResponse } from './token-pair';
 import { RevocationOutbox } from '../revocation/revocation-outbox.service';
 import { SessionPointer, SessionStore } from '../sessions/session-store';
-import { ClientAuthenticator } from '../token/client-authenticator';
-import { OAuthError } from '../token/oauth-error';
-import type { RefreshGrantRequest } from '../token/token-request';
+import { ClientAuthenticator } from './client-authenticator';
+import { OAuthError } from './oauth-error';
+import type { RefreshGrantRequest } from './token-request';
 
 /** What the token endpoint adds to a plain refresh; `/api/v1/auth/refresh` passes none of it. */
 export interface RefreshOptions {

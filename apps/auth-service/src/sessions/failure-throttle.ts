@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AUTH_CONFIG, AuthConfig } from '../config';
-import type { RedisClient } from '../sessions/redis-connection';
-import { REDIS } from '../sessions/session-store';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
+import type { RedisClient } from './redis-connection';
+import { REDIS } from './session-store';
 
 /** A counter of failures for one subject (a client id, an email, an address) and its limit. */
 export interface ThrottleSubject {

@@ -1,8 +1,8 @@
 import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { RefreshService } from '../refresh/refresh.service';
-import type { TokenResponse } from '../issuance/token-pair';
-import { TokenRevocationService } from '../revocation/token-revocation.service';
+import { RefreshService } from './refresh.service';
+import type { TokenResponse } from './token-pair';
+import { TokenRevocationService } from './token-revocation.service';
 import { TokenExchangeService } from './token-exchange.service';
 import { parseRefreshRequest, parseRevocationRequest, parseTokenRequest } from './token-request';
 

@@ -1,7 +1,7 @@
 import { accessTokenEnvShape, checkAccessTokenEnv, KeyRing, parseKeyRing } from '@invoicing/auth-guard';
 import { baseEnvSchema, brokersSchema, describeEnv, EnvVariableSpec, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
 import { z } from 'zod';
-import { redisUrlProblem } from './sessions/redis-connection';
+import { redisUrlProblem } from './redis-url';
 
 /**
  * Development defaults make `start` work on a fresh clone with no configuration; with

@@ -1,9 +1,9 @@
 import { NestFactory } from '@nestjs/core';
 import { parsePublicId, toPublicId } from '@invoicing/contracts';
 import { parseArgs } from 'node:util';
-import { ApiKeysService, InvalidApiKeyInput } from '../api-keys/api-keys.service';
-import { CliModule } from '../app.module';
-import type { AuthConfig } from '../config';
+import { ApiKeysService, InvalidApiKeyInput } from './keys/api-keys.service';
+import { CliModule } from './app.module';
+import type { AuthConfig } from './config/config';
 
 const USAGE = `usage: auth-service create-key --name NAME --scopes read:invoices,write:invoices
                        (--organization-name ORG | --organization-id org_...)`;

@@ -1,13 +1,13 @@
 import { DEV_JWT_KEYS, parseKeyRing } from '@invoicing/auth-guard';
 import { toPublicId } from '@invoicing/contracts';
-import type { ApiKeyEntity } from '../api-keys/api-key.entity';
+import type { ApiKeyEntity } from '../keys/api-key.entity';
 import type { Clock } from '../common/clock';
-import type { AuthConfig } from '../config';
-import { newRefreshToken } from '../credentials/credential-format';
+import type { AuthConfig } from '../config/config';
+import { newRefreshToken } from '../keys/credential-format';
 import type { PendingRevocationRecord, SessionStore } from '../sessions/session-store';
-import { AccessTokenSigner } from '../signing/access-token-signer';
-import type { ClientAuthenticator } from '../token/client-authenticator';
-import type { RevocationOutbox } from './revocation-outbox.service';
+import { AccessTokenSigner } from './access-token-signer';
+import type { ClientAuthenticator } from './client-authenticator';
+import type { RevocationOutbox } from '../revocation/revocation-outbox.service';
 import { TokenRevocationService } from './token-revocation.service';
 
 const KEY_A = '01933c3e-8a7b-7cc0-9f00-00000000000a';

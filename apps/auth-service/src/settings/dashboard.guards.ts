@@ -2,7 +2,7 @@ import { CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable
 import { ProblemException } from '@invoicing/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
-import { AUTH_CONFIG, AuthConfig } from '../config';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { CSRF_COOKIE, DashboardSessions, DashboardUser, SESSION_COOKIE } from './dashboard-sessions';
 
 type DashboardRequest = FastifyRequest & { dashboardUser?: DashboardUser };

@@ -1,7 +1,7 @@
 import { Controller, Get, Header, HttpCode, Inject, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { compileBody } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AUTH_CONFIG, AuthConfig } from '../config';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { LOGIN_SCHEMA, LoginRequest, SIGNUP_SCHEMA, SignupRequest } from '@invoicing/contracts';
 import { AccountsService, AccountView } from './accounts.service';
 import { CsrfGuard, CurrentUser, DashboardSessionGuard } from './dashboard.guards';

@@ -1,13 +1,13 @@
-import { newRefreshToken } from '../credentials/credential-format';
-import type { ApiKeyCache } from '../api-keys/api-key-cache';
-import type { ApiKeyEntity } from '../api-keys/api-key.entity';
-import type { LastUsedRecorder } from '../api-keys/last-used-recorder';
+import { newRefreshToken } from '../keys/credential-format';
+import type { ApiKeyCache } from '../keys/api-key-cache';
+import type { ApiKeyEntity } from '../keys/api-key.entity';
+import type { LastUsedRecorder } from '../keys/last-used-recorder';
 import type { Clock } from '../common/clock';
-import type { TokenPairFactory } from '../issuance/token-pair';
+import type { TokenPairFactory } from './token-pair';
 import type { RevocationOutbox } from '../revocation/revocation-outbox.service';
 import type { SessionStore } from '../sessions/session-store';
-import type { ClientAuthenticator } from '../token/client-authenticator';
-import { OAuthError } from '../token/oauth-error';
+import type { ClientAuthenticator } from './client-authenticator';
+import { OAuthError } from './oauth-error';
 import { RefreshService } from './refresh.service';
 
 const KEY_A = '01933c3e-8a7b-7cc0-9f00-00000000000a';

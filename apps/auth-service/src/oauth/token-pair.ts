@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { REFRESH_TOKEN_TTL_SECONDS } from '@invoicing/contracts';
-import { hashCredentialHex, newRefreshToken } from '../credentials/credential-format';
+import { hashCredentialHex, newRefreshToken } from '../keys/credential-format';
 import { SessionStore } from '../sessions/session-store';
-import { AccessTokenSigner, AccessTokenSubject } from '../signing/access-token-signer';
+import { AccessTokenSigner, AccessTokenSubject } from './access-token-signer';
 
 /** The body of a successful token or refresh response (RFC 6749 section 5.1). */
 export interface TokenResponse {

@@ -3,9 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { newId, parsePublicId, toPublicId } from '@invoicing/contracts';
 import { ProblemException } from '@invoicing/service-kit';
 import { DataSource, QueryFailedError } from 'typeorm';
-import { AUTH_CONFIG, AuthConfig } from '../config';
-import { OrganizationEntity } from '../organizations/organization.entity';
-import { FailureThrottle, ThrottleSubject } from '../throttling/failure-throttle';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
+import { ApiKeysService, InvalidApiKeyInput } from '../keys/api-keys.service';
+import { OrganizationEntity } from '../keys/organization.entity';
+import { FailureThrottle, ThrottleSubject } from '../sessions/failure-throttle';
 import type { LoginRequest, SignupRequest } from '@invoicing/contracts';
 import type { DashboardUser } from './dashboard-sessions';
 import { PasswordHasher } from './password-hasher';
@@ -22,6 +23,7 @@ export class AccountsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly passwords: PasswordHasher,
+    private readonly keys: ApiKeysService,
     private readonly throttle: FailureThrottle,
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
@@ -31,15 +33,16 @@ export class AccountsService {
     const email = request.email.trim().toLowerCase();
     const passwordHash = await this.passwords.hash(request.password);
     const now = new Date();
-    const org: OrganizationEntity = { id: parsePublicId('org', newId('org'))!, name: request.organization_name.trim(), createdAt: now };
-    const user: UserEntity = { id: parsePublicId('usr', newId('usr'))!, organizationId: org.id, email, passwordHash, createdAt: now };
-    if (!org.name) throw ProblemException.validation([{ field: 'organization_name', code: 'required', message: 'is required' }]);
+    let created: { org: OrganizationEntity; user: UserEntity };
     try {
-      await this.db.transaction(async (tx) => {
-        await tx.getRepository(OrganizationEntity).insert(org);
+      created = await this.db.transaction(async (tx) => {
+        const org = await this.keys.createOrganization(request.organization_name, now, tx);
+        const user: UserEntity = { id: parsePublicId('usr', newId('usr'))!, organizationId: org.id, email, passwordHash, createdAt: now };
         await tx.getRepository(UserEntity).insert(user);
+        return { org, user };
       });
     } catch (e) {
+      if (e instanceof InvalidApiKeyInput) throw ProblemException.validation([{ field: e.field, code: e.code, message: e.message }]);
       if (e instanceof QueryFailedError && (e as QueryFailedError & { constraint?: string }).constraint === 'users_email_unique') {
         throw new ProblemException(409, 'An account with this email already exists.', [
           { field: 'email', code: 'duplicate', message: 'is already registered' },
@@ -47,6 +50,7 @@ export class AccountsService {
       }
       throw e;
     }
+    const { org, user } = created;
     return { user: { userUuid: user.id, organizationUuid: org.id, email }, view: view(user, org) };
   }
 
