@@ -16,6 +16,7 @@
 #    gateway, and that token lists invoices, clients, payments, products and expenses through it.
 # Needs the images of deploy/local-images (tools/compose/up.sh or build.sh + build-apps.sh).
 set -euo pipefail
+LI_TAG=kube-play
 # shellcheck source=deploy/local-images/lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../local-images" && pwd)/lib.sh"
 
@@ -23,12 +24,6 @@ NET=invoicing-kube
 SUBNET=10.89.77
 OUT="$REPO_ROOT/tmp/kube-play"
 KP_DIR="$REPO_ROOT/deploy/kube-play"
-
-kp_log() { printf '[kube-play] %s\n' "$*" >&2; }
-kp_die() {
-  printf '[kube-play] ERROR: %s\n' "$*" >&2
-  exit 1
-}
 
 # Pods of the plan (a Deployment's pod is <name>-pod-0), the network and the secrets; then checks
 # that none is left.
@@ -63,12 +58,12 @@ down() {
   for pod in "${pods[@]}"; do if podman pod exists "$pod"; then left+=" pod:$pod"; fi; done
   if podman network exists "$NET"; then left+=" network:$NET"; fi
   for volume in "${volumes[@]}"; do if podman volume exists "$volume"; then left+=" volume:$volume"; fi; done
-  [ -z "$left" ] || kp_die "left behind:$left"
-  kp_log "down: no pod, volume, secret or network of the dev overlay is left"
+  [ -z "$left" ] || li_die "left behind:$left"
+  li_log "down: no pod, volume, secret or network of the dev overlay is left"
 }
 
 li_require_podman
-command -v kubectl >/dev/null 2>&1 || kp_die "kubectl is needed to render the overlay (bash tools/setup.sh)"
+command -v kubectl >/dev/null 2>&1 || li_die "kubectl is needed to render the overlay (bash tools/setup.sh)"
 if [ "${1:-}" = down ]; then
   down
   exit 0
@@ -76,7 +71,7 @@ fi
 keep=0
 [ "${1:-}" = --keep ] && keep=1
 for image in invoicing/auth-service:dev invoicing/gateway:dev postgres:16 redis:7 apache/kafka:4.3.1; do
-  li_image_exists "$image" || kp_die "$image is missing: bash deploy/local-images/build.sh && bash deploy/local-images/build-apps.sh"
+  li_image_exists "$image" || li_die "$image is missing: bash deploy/local-images/build.sh && bash deploy/local-images/build-apps.sh"
 done
 
 t0=$SECONDS
@@ -84,7 +79,7 @@ down 2>/dev/null || true
 rm -rf "$OUT" && mkdir -p "$OUT/logs"
 kubectl kustomize "$REPO_ROOT/deploy/k8s/overlays/dev" >"$OUT/dev.yaml" 2>"$OUT/logs/kustomize.log"
 node "$KP_DIR/render.cjs" "$OUT/dev.yaml" "$OUT" "$SUBNET" 2>"$OUT/render.txt" || { cat "$OUT/render.txt" >&2; exit 1; }
-kp_log "$(cat "$OUT/render.txt")"
+li_log "$(cat "$OUT/render.txt")"
 [ "$keep" = 1 ] || trap down EXIT
 
 podman network create --subnet "$SUBNET.0/24" "$NET" >/dev/null
@@ -95,7 +90,7 @@ play() {
   local ip=()
   [ "$3" = - ] || ip=(--ip "$3")
   podman kube play --network "$NET" "${ip[@]}" "$4" >>"$OUT/logs/play.log" 2>&1 ||
-    { tail -n 20 "$OUT/logs/play.log" >&2; kp_die "kube play $2 failed"; }
+    { tail -n 20 "$OUT/logs/play.log" >&2; li_die "kube play $2 failed"; }
 }
 # The pod's one app container (kube play names it <pod>-<container>).
 container_of() { podman ps -a --filter "pod=$1" --format '{{.Names}} {{.IsInfra}}' | awk '$2 == "false" && !found { print $1; found = 1 }'; }
@@ -105,10 +100,10 @@ until_ok() {
   local limit=$1 what=$2 start=$SECONDS
   shift 2
   until "$@" >/dev/null 2>&1; do
-    [ $((SECONDS - start)) -lt "$limit" ] || kp_die "$what: not within $limit s"
+    [ $((SECONDS - start)) -lt "$limit" ] || li_die "$what: not within $limit s"
     sleep 1
   done
-  kp_log "$what after $((SECONDS - start)) s"
+  li_log "$what after $((SECONDS - start)) s"
 }
 
 while IFS=$'\t' read -r kind name ip file _; do
@@ -125,8 +120,8 @@ run_jobs() {
   for name in "$@"; do
     status="$(timeout 300 podman wait "$(container_of "$name")" || echo timeout)"
     podman logs "$(container_of "$name")" >"$OUT/logs/$name.log" 2>&1 || true
-    [ "$status" = 0 ] || { tail -n 30 "$OUT/logs/$name.log" >&2; kp_die "Job $name: exit status $status"; }
-    kp_log "Job $name: completed"
+    [ "$status" = 0 ] || { tail -n 30 "$OUT/logs/$name.log" >&2; li_die "Job $name: exit status $status"; }
+    li_log "Job $name: completed"
   done
 }
 jobs_list=()
@@ -145,8 +140,8 @@ done <"$OUT/plan.tsv"
 
 failed=0
 check() {
-  if [ "$2" = "$3" ]; then kp_log "ok: $1"; else
-    kp_log "FAIL: $1: expected '$3', got '$2'"
+  if [ "$2" = "$3" ]; then li_log "ok: $1"; else
+    li_log "FAIL: $1: expected '$3', got '$2'"
     failed=1
   fi
 }
@@ -171,5 +166,5 @@ for resource in invoices clients payments products expenses; do
 done
 check "no token: 401 through the gateway" "$(curl -s -o /dev/null -w '%{http_code}' -m 10 "$gateway/api/v1/invoices")" 401
 
-[ "$failed" = 0 ] || kp_die "checks failed (logs: podman logs <pod>-<container>; $OUT)"
-kp_log "kube play of the dev overlay: ok in $((SECONDS - t0)) s"
+[ "$failed" = 0 ] || li_die "checks failed (logs: podman logs <pod>-<container>; $OUT)"
+li_log "kube play of the dev overlay: ok in $((SECONDS - t0)) s"

@@ -17,9 +17,11 @@ PODMAN_RUNTIME="${PODMAN_RUNTIME:-runc}"
 LI_LABEL=invoicing.local-image
 LI_RECIPE_LABEL=invoicing.local-image.recipe
 
-li_log() { printf '[local-images] %s\n' "$*" >&2; }
+# The prefix of every line; the scripts that build on this file (tools/compose, deploy/kube-play) set their own.
+LI_TAG="${LI_TAG:-local-images}"
+li_log() { printf '[%s] %s\n' "$LI_TAG" "$*" >&2; }
 li_die() {
-  printf '[local-images] ERROR: %s\n' "$*" >&2
+  printf '[%s] ERROR: %s\n' "$LI_TAG" "$*" >&2
   exit 1
 }
 

@@ -13,7 +13,7 @@ label="label=io.podman.compose.project=$COMPOSE_PROJECT"
 anonymous=()
 mapfile -t anonymous < <(podman ps -a -q --filter "$label" |
   xargs -r podman inspect --format '{{range .Mounts}}{{if eq .Type "volume"}}{{println .Name}}{{end}}{{end}}' | sed '/^$/d' | sort -u)
-cc_compose down -v -t 10 >>"$COMPOSE_LOGS/down.log" 2>&1 || cc_log "podman-compose down reported an error (see $COMPOSE_LOGS/down.log); removing by label"
+cc_compose down -v -t 10 >>"$COMPOSE_LOGS/down.log" 2>&1 || li_log "podman-compose down reported an error (see $COMPOSE_LOGS/down.log); removing by label"
 # Whatever podman-compose left (a container created outside its file, a half-started run).
 podman ps -a -q --filter "$label" | xargs -r podman rm -f -v -t 5 >/dev/null
 podman pod ps -q --filter "name=pod_$COMPOSE_PROJECT" | xargs -r podman pod rm -f >/dev/null
@@ -26,5 +26,5 @@ rm -f "$COMPOSE_LOGS/kafka-host-listener"
 
 left="$(podman ps -a -q --filter "$label"; podman volume ls -q --filter "$label"; podman network ls -q --filter "$label"
   for volume in "${anonymous[@]}"; do if podman volume exists "$volume"; then echo "$volume"; fi; done)"
-[ -z "$left" ] || cc_die "left behind: $left"
-cc_log "down: no container, volume or network of project $COMPOSE_PROJECT is left"
+[ -z "$left" ] || li_die "left behind: $left"
+li_log "down: no container, volume or network of project $COMPOSE_PROJECT is left"

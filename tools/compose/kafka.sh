@@ -12,5 +12,5 @@ case "${1:-}" in
     podman start "$(cc_container kafka)" >/dev/null
     cc_wait_healthy kafka 180
     ;;
-  *) cc_die "usage: $0 stop|start" ;;
+  *) li_die "usage: $0 stop|start" ;;
 esac

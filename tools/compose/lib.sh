@@ -1,5 +1,6 @@
 # shellcheck shell=bash
 # Shared by tools/compose/*.sh. Source it; don't run it.
+LI_TAG=compose
 # shellcheck source=deploy/local-images/lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../../deploy/local-images" && pwd)/lib.sh"
 
@@ -7,12 +8,6 @@ COMPOSE_DIR="$REPO_ROOT/tools/compose"
 # docker-compose.yml says `name: invoicing`; podman-compose 1.0.3 reads the project name from -p only.
 COMPOSE_PROJECT=invoicing
 COMPOSE_LOGS="$REPO_ROOT/tmp/compose"
-
-cc_log() { printf '[compose] %s\n' "$*" >&2; }
-cc_die() {
-  printf '[compose] ERROR: %s\n' "$*" >&2
-  exit 1
-}
 
 # The compose files: docker-compose.yml, plus the Kafka host listener when it is in use (a marker
 # file written by up.sh, so that down.sh and kafka.sh use the same files).
@@ -44,13 +39,13 @@ cc_wait_healthy() {
       continue
     fi
     if timeout 20 podman healthcheck run "$name" >/dev/null 2>&1; then
-      cc_log "$1: healthy after $((SECONDS - t0)) s"
+      li_log "$1: healthy after $((SECONDS - t0)) s"
       return 0
     fi
     sleep 1
   done
   podman logs --tail 60 "$name" >&2 || true
-  cc_die "$1 is not healthy after $2 s (its log is above)"
+  li_die "$1 is not healthy after $2 s (its log is above)"
 }
 
 # cc_wait_exited SERVICE TIMEOUT: a one-shot; fails unless it exits with status 0.
@@ -60,16 +55,16 @@ cc_wait_exited() {
   status="$(timeout "$2" podman wait "$name" 2>/dev/null || echo timeout)"
   if [ "$status" != 0 ]; then
     podman logs --tail 60 "$name" >&2 || true
-    cc_die "$1 did not complete (exit status: $status; its log is above)"
+    li_die "$1 did not complete (exit status: $status; its log is above)"
   fi
-  cc_log "$1: completed"
+  li_log "$1: completed"
 }
 
 cc_require() {
   li_require_podman
   command -v podman-compose >/dev/null 2>&1 ||
-    cc_die "podman-compose is not installed: bash tools/setup.sh --containers (apt-get install podman-compose)"
+    li_die "podman-compose is not installed: bash tools/setup.sh --containers (apt-get install podman-compose)"
   command -v node >/dev/null 2>&1 && [ -d "$REPO_ROOT/node_modules/yaml" ] ||
-    cc_die "node and the project's dependencies are needed to read docker-compose.yml: bash tools/setup.sh"
+    li_die "node and the project's dependencies are needed to read docker-compose.yml: bash tools/setup.sh"
   mkdir -p "$COMPOSE_LOGS"
 }

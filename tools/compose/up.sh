@@ -27,28 +27,28 @@ for arg in "$@"; do
   case "$arg" in
     --no-build) build=0 ;;
     --kafka-host-port) kafka_host=1 ;;
-    *) cc_die "unknown argument: $arg (see the top of $0)" ;;
+    *) li_die "unknown argument: $arg (see the top of $0)" ;;
   esac
 done
 cc_require
 t0=$SECONDS
 
 if [ -n "$(podman ps -a -q --filter "label=io.podman.compose.project=$COMPOSE_PROJECT")" ]; then
-  cc_die "the compose stack already has containers: bash tools/compose/down.sh first"
+  li_die "the compose stack already has containers: bash tools/compose/down.sh first"
 fi
 rm -f "$COMPOSE_LOGS/kafka-host-listener"
 [ "$kafka_host" = 1 ] && touch "$COMPOSE_LOGS/kafka-host-listener"
 for port in 8080 $([ "$kafka_host" = 1 ] && echo 29092); do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    cc_die "port $port is taken on this machine (tools/stack's gateway? bash tools/stack/stop.sh)"
+    li_die "port $port is taken on this machine (tools/stack's gateway? bash tools/stack/stop.sh)"
   fi
 done
 
 if [ "$build" = 1 ]; then
-  cc_log "images: stand-ins, then the app images (logs: ~/.cache/invoicing/local-images/logs)"
-  bash "$REPO_ROOT/deploy/local-images/build.sh" >"$COMPOSE_LOGS/build.log" 2>&1 || { tail -n 30 "$COMPOSE_LOGS/build.log" >&2; cc_die "building the stand-ins failed"; }
-  bash "$REPO_ROOT/deploy/local-images/build-apps.sh" >>"$COMPOSE_LOGS/build.log" 2>&1 || { tail -n 30 "$COMPOSE_LOGS/build.log" >&2; cc_die "building the app images failed"; }
-  cc_log "images ready after $((SECONDS - t0)) s"
+  li_log "images: stand-ins, then the app images (logs: ~/.cache/invoicing/local-images/logs)"
+  bash "$REPO_ROOT/deploy/local-images/build.sh" >"$COMPOSE_LOGS/build.log" 2>&1 || { tail -n 30 "$COMPOSE_LOGS/build.log" >&2; li_die "building the stand-ins failed"; }
+  bash "$REPO_ROOT/deploy/local-images/build-apps.sh" >>"$COMPOSE_LOGS/build.log" 2>&1 || { tail -n 30 "$COMPOSE_LOGS/build.log" >&2; li_die "building the app images failed"; }
+  li_log "images ready after $((SECONDS - t0)) s"
 fi
 
 files=()
@@ -57,19 +57,19 @@ plan="$(node "$COMPOSE_DIR/plan.cjs" --check "${files[@]}")"
 for wave in $(cut -d' ' -f1 <<<"$plan" | sort -un); do
   services=()
   mapfile -t services < <(awk -v w="$wave" '$1 == w { print $2 }' <<<"$plan")
-  cc_log "wave $wave: ${services[*]}"
+  li_log "wave $wave: ${services[*]}"
   cc_compose up -d --no-deps --no-build "${services[@]}" >>"$COMPOSE_LOGS/up.log" 2>&1 ||
-    { tail -n 30 "$COMPOSE_LOGS/up.log" >&2; cc_die "podman-compose up failed for: ${services[*]}"; }
+    { tail -n 30 "$COMPOSE_LOGS/up.log" >&2; li_die "podman-compose up failed for: ${services[*]}"; }
   for service in "${services[@]}"; do
     case "$(awk -v s="$service" '$2 == s { print $3 }' <<<"$plan")" in
       exited) cc_wait_exited "$service" 300 ;;
       healthy) cc_wait_healthy "$service" 300 ;;
-      running) [ "$(podman inspect --format '{{.State.Running}}' "$(cc_container "$service")")" = true ] || cc_die "$service is not running" ;;
+      running) [ "$(podman inspect --format '{{.State.Running}}' "$(cc_container "$service")")" = true ] || li_die "$service is not running" ;;
     esac
   done
 done
 
-cc_log "up in $((SECONDS - t0)) s: http://localhost:8080"
+li_log "up in $((SECONDS - t0)) s: http://localhost:8080"
 # For the end-to-end tests against this stack (apps/platform-e2e/src/support/platform.ts):
 echo "E2E_BASE_URL=http://localhost:8080"
 echo "E2E_AUTH_CLI=podman exec $(cc_container auth-service) node dist/main.js"
