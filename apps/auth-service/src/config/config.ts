@@ -1,5 +1,5 @@
 import { accessTokenEnvShape, checkAccessTokenEnv, KeyRing, parseKeyRing } from '@invoicing/auth-guard';
-import { baseEnvSchema, brokersSchema, describeEnv, EnvVariableSpec, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
+import { baseEnvSchema, databaseEnvShape, describeEnv, EnvVariableSpec, kafkaEnvShape, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
 import { z } from 'zod';
 import { redisUrlProblem } from './redis-url';
 
@@ -10,9 +10,7 @@ import { redisUrlProblem } from './redis-url';
 const schema = baseEnvSchema
   .extend({
     PORT: z.coerce.number().int().min(0).max(65535).default(3001),
-    DATABASE_URL: z.string().url().default('postgres://auth_app:auth_app_dev@127.0.0.1:5432/invoicing'),
-    MIGRATION_DATABASE_URL: z.string().url().default('postgres://auth_owner:auth_owner_dev@127.0.0.1:5432/invoicing'),
-    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+    ...databaseEnvShape('auth'),
     /**
      * One Redis (`redis://`, `rediss://`) or a Redis Cluster: `redis-cluster://[user:password@]host:port[,host:port...]`,
      * seed nodes (ADR 0018).
@@ -26,7 +24,7 @@ const schema = baseEnvSchema
       .default('redis://127.0.0.1:6379/0'),
     /** Namespaces every Redis key; tests use their own. */
     REDIS_KEY_PREFIX: z.string().regex(/^[a-z0-9:_-]*$/).default('auth:'),
-    KAFKA_BROKERS: brokersSchema.default('127.0.0.1:9092'),
+    ...kafkaEnvShape,
     ...accessTokenEnvShape,
     /**
      * Live refresh-token sessions one API key may hold; past it the least recently used one is

@@ -1,5 +1,5 @@
 import { accessTokenEnvShape, checkAccessTokenEnv, DEFAULT_REVOCATION_MAX_STALENESS_MS, parseKeyRing } from '@invoicing/auth-guard';
-import { baseEnvSchema, brokersSchema, describeEnv, EnvVariableSpec, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
+import { baseEnvSchema, databaseEnvShape, describeEnv, EnvVariableSpec, kafkaEnvShape, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
 import { ACCESS_TOKEN_TTL_SECONDS, DomainObjectKind, ServiceName, SERVICES, serviceUrlVariable } from '@invoicing/contracts';
 import { z } from 'zod';
 
@@ -36,13 +36,8 @@ function schemaFor(id: ResourceServiceIdentity) {
   return baseEnvSchema
     .extend({
       PORT: z.coerce.number().int().min(0).max(65535).default(id.defaultPort),
-      DATABASE_URL: z.string().url().default(`postgres://${id.role}_app:${id.role}_app_dev@127.0.0.1:5432/invoicing`),
-      MIGRATION_DATABASE_URL: z
-        .string()
-        .url()
-        .default(`postgres://${id.role}_owner:${id.role}_owner_dev@127.0.0.1:5432/invoicing`),
-      DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
-      KAFKA_BROKERS: brokersSchema.default('127.0.0.1:9092'),
+      ...databaseEnvShape(id.role),
+      ...kafkaEnvShape,
       /** Upper bound on how long a revocation waits in a Kafka fetch (delivery latency). */
       REVOCATION_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(10).max(5000).default(100),
       /**

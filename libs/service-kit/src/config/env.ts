@@ -43,6 +43,22 @@ export const brokersSchema = z
   .refine((list) => list.length > 0 && list.every((b) => /^[^\s:]+:\d+$/.test(b)), 'expected host:port[,host:port...]');
 
 /**
+ * The database block of a service whose Postgres roles are `<role>_app` (DML only, for `serve`) and
+ * `<role>_owner` (the schema owner, for `migrate`), as tools/infra/postgres/bootstrap.sql creates
+ * them; the defaults are the local development ones (production refuses them, see below).
+ */
+export function databaseEnvShape(role: string) {
+  return {
+    DATABASE_URL: z.string().url().default(`postgres://${role}_app:${role}_app_dev@127.0.0.1:5432/invoicing`),
+    MIGRATION_DATABASE_URL: z.string().url().default(`postgres://${role}_owner:${role}_owner_dev@127.0.0.1:5432/invoicing`),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  };
+}
+
+/** The Kafka block every service has: the brokers, the local one by default. */
+export const kafkaEnvShape = { KAFKA_BROKERS: brokersSchema.default('127.0.0.1:9092') };
+
+/**
  * In production a secret-bearing variable must be set explicitly and must not be a placeholder; in
  * development and tests the documented default keeps `start` working with no configuration.
  */
