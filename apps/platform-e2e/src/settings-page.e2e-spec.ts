@@ -180,8 +180,10 @@ describe('the settings page, in a browser, through the gateway', () => {
     await page.getByRole('link', { name: 'Create key' }).click();
     await heading('Create key').waitFor();
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('ERP integration');
-    // One checkbox per scope, grouped by resource.
+    // One checkbox per scope, grouped by resource. The page loads the scopes from the API after the
+    // heading shows: wait for them before counting (a busy machine answered after the count once).
     const invoicesGroup = page.getByRole('group', { name: 'Invoices' });
+    await invoicesGroup.getByRole('checkbox').first().waitFor();
     expect(await invoicesGroup.getByRole('checkbox').count()).toBe(2);
     expect(await page.getByRole('group', { name: 'Scopes' }).getByRole('checkbox').count()).toBe(10);
     await invoicesGroup.getByRole('checkbox', { name: 'read:invoices' }).check();
