@@ -4,6 +4,7 @@ import { createLogger, createMetrics, drainOnSignals, fastifyBaseOptions, instal
 import Fastify, { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from './config';
+import { drainUnreadBody, shieldRequestBody } from './http/early-response';
 import { classifyUpstreamError, sendGatewayProblem } from './http/gateway-problem';
 import { resolveRoutes, ResolvedRoute } from './routing/route-table';
 
@@ -34,6 +35,7 @@ export async function createGateway(config: GatewayConfig, table: readonly Gatew
     done();
   });
   installAccessLog(fastify);
+  fastify.addHook('onSend', drainUnreadBody);
   fastify.setNotFoundHandler((request, reply) => {
     sendGatewayProblem(reply, 404, `No route for ${request.url.split('?', 1)[0]}.`);
   });
@@ -55,6 +57,7 @@ export async function createGateway(config: GatewayConfig, table: readonly Gatew
       internalRewriteLocationHeader: false,
       httpMethods: METHODS,
       disableRequestLogging: true,
+      preHandler: shieldRequestBody,
       undici: { connections: 128, pipelining: 1, keepAliveTimeout: 30000 },
       replyOptions: {
         timeout: config.UPSTREAM_TIMEOUT_MS,
@@ -65,8 +68,6 @@ export async function createGateway(config: GatewayConfig, table: readonly Gatew
         onError: (reply, { error }) => {
           const failure = classifyUpstreamError(error);
           reply.request.log.warn({ upstream: route.upstream, service: route.service, status: failure.status, err: error }, 'upstream failed');
-          // The caller may still be uploading a body nobody will read: close instead of leaving it hanging.
-          if (!reply.request.raw.complete) reply.header('Connection', 'close');
           sendGatewayProblem(reply, failure.status, failure.detail);
         },
       },

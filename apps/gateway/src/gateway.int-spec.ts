@@ -2,8 +2,8 @@ import { GATEWAY_ROUTES, SERVICES, ServiceName } from '@invoicing/contracts';
 import { PROBLEM_TYPE_BASE } from '@invoicing/service-kit';
 import Fastify, { FastifyInstance } from 'fastify';
 import { createHash } from 'node:crypto';
-import { request } from 'node:http';
-import { AddressInfo, createServer, Server } from 'node:net';
+import { Agent, request } from 'node:http';
+import { AddressInfo, createServer, Server, Socket } from 'node:net';
 import type { GatewayConfig } from './config';
 import { createGateway, Gateway } from './gateway-app';
 
@@ -80,6 +80,52 @@ async function startResettingServer(): Promise<{ server: Server; url: string }> 
   const server = createServer((socket) => socket.destroy());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/**
+ * An upstream that answers 413 (keep-alive) the moment it has a request's head, then reads and
+ * discards the body it declared before it reads the next request: the early answer of a service
+ * refusing a body by its Content-Length, without any of Fastify's timing.
+ */
+async function startEarlyAnswerServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const answer = JSON.stringify({ status: 413, detail: 'early refused the body' });
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    let head = '';
+    let unread = 0;
+    socket.on('data', (chunk: Buffer) => {
+      let rest = chunk;
+      while (rest.length > 0) {
+        if (unread > 0) {
+          const skipped = Math.min(unread, rest.length);
+          unread -= skipped;
+          rest = rest.subarray(skipped);
+          continue;
+        }
+        head += rest.toString('latin1');
+        rest = Buffer.alloc(0);
+        const end = head.indexOf('\r\n\r\n');
+        if (end < 0) break;
+        const declared = Number(/content-length: *(\d+)/i.exec(head.slice(0, end))?.[1] ?? 0);
+        rest = Buffer.from(head.slice(end + 4), 'latin1');
+        head = '';
+        unread = declared;
+        socket.write(`HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/problem+json\r\ncontent-length: ${answer.length}\r\n\r\n${answer}`);
+      }
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    // The gateway keeps its upstream connections alive: end them, or close() waits for them.
+    close: () => new Promise((r) => {
+      server.close(() => r());
+      for (const socket of sockets) socket.destroy();
+    }),
+  };
 }
 
 /** A port nobody listens on: bind an ephemeral one, then release it. */
@@ -207,6 +253,86 @@ describe('gateway (in front of throwaway upstreams)', () => {
       await second.fastify.close();
       await limited.app.close();
     }
+  });
+
+  it("delivers an upstream's early 413 to a caller still uploading, every time, and reads the rest of the body on an open connection", async () => {
+    const early = await startEarlyAnswerServer();
+    const second = await createGateway(configFor({ ...mainUpstreams(), 'invoice-service': early.url }), [{ prefix: '/api/v1/invoices', service: 'invoice-service' }]);
+    const url = new URL(await listen(second));
+    // The answer arrives while the caller has sent little of its body. The gateway
+    // once handed undici the caller's own request as the body: undici's teardown of the upstream
+    // connection (answered before the body was sent) then destroyed the caller's socket, under the
+    // answer, and the caller read EPIPE or a reset (seen through the compose stack).
+    let connections = 0;
+    second.fastify.server.on('connection', () => connections++);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    type Outcome = { status: number | string; body: string; sent: number };
+    const upload = (): Promise<Outcome> =>
+      new Promise((resolve) => {
+        // Slowly enough that the answer comes mid-upload: chunks under the request's high-water
+        // mark, a millisecond apart. Settled once the answer is read and the upload is finished,
+        // as a client does before it sends the next request on the connection.
+        const total = MiB / 2;
+        const chunk = Buffer.alloc(8 * 1024, 'a');
+        let sent = 0;
+        let answered: Omit<Outcome, 'sent'> | null = null;
+        let finished = false;
+        const settle = (): void => void (answered && finished && resolve({ ...answered, sent: answeredAt }));
+        let answeredAt = 0;
+        const req = request(
+          { host: url.hostname, port: url.port, path: '/api/v1/invoices', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': total } },
+          (res) => {
+            answeredAt = sent;
+            let body = '';
+            res.setEncoding('utf8').on('data', (d: string) => (body += d));
+            res.on('end', () => {
+              answered = { status: res.statusCode ?? 0, body };
+              settle();
+            });
+          },
+        );
+        req.on('finish', () => {
+          finished = true;
+          settle();
+        });
+        req.on('error', (e: NodeJS.ErrnoException) => resolve({ status: e.code ?? e.message, body: '', sent }));
+        // Never a hang: an upload the gateway cut off may see neither an error nor its end.
+        const timer = setTimeout(() => {
+          resolve({ status: `no answer and end within 3 s (${sent} bytes sent)`, body: '', sent });
+          req.destroy();
+        }, 3000);
+        req.on('close', () => {
+          clearTimeout(timer);
+          // A no-op once settled; otherwise the connection was cut under the upload.
+          resolve({ status: answered ? 'cut off after the answer' : 'cut off without an answer', body: answered?.body ?? '', sent });
+        });
+        const next = (): void => {
+          if (sent >= total) return void req.end();
+          sent += chunk.length;
+          if (req.write(chunk)) setTimeout(next, 1);
+          else req.once('drain', next);
+        };
+        next();
+      });
+    const outcomes: Outcome[] = [];
+    const answer = JSON.stringify({ status: 413, detail: 'early refused the body' });
+    try {
+      while (outcomes.length < 20) {
+        outcomes.push(await upload());
+        const last = outcomes[outcomes.length - 1];
+        if (last.status !== 413 || last.body !== answer) break;
+      }
+    } finally {
+      agent.destroy();
+      second.fastify.server.closeAllConnections();
+      await second.fastify.close();
+      await early.close();
+    }
+    expect(outcomes.filter((o) => o.status !== 413 || o.body !== answer)).toEqual([]);
+    // The answers did come early (else this test proves nothing)...
+    expect(outcomes.filter((o) => o.sent < MiB / 2).length).toBeGreaterThan(10);
+    // ...and the gateway read each body to its end instead of closing: one connection for all.
+    expect(connections).toBe(1);
   });
 
   it('settles (413 or a 502 problem, never a hang) when the upstream closes the connection mid-upload', async () => {

@@ -13,8 +13,11 @@ import { createMetrics } from '../observability/metrics';
 
 /** Request bodies above this are refused with 413 (contract section 8). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-/** Refused bodies up to this size are read and discarded so that proxies get the 413 (see below). */
-const DRAIN_REJECTED_BODY_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * Refused bodies up to this declared size are read and discarded, so that a caller still uploading
+ * (a proxy, the gateway) reads the 413 instead of a reset (see below); larger ones close the connection.
+ */
+export const DRAIN_REJECTED_BODY_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface ServiceAppOptions {
   /** Service name: logs, metrics labels. */
