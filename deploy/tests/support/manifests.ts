@@ -37,8 +37,8 @@ export function baseFiles(): { file: string; objects: K8sObject[] }[] {
 const rendered = new Map<string, K8sObject[]>();
 
 /**
- * `kubectl kustomize <dir>` (offline; any kubectl from 1.20 on: tools/setup.sh installs Debian's
- * when missing). `dir` is `base` or `overlays/<name>`.
+ * `kubectl kustomize <dir>` (offline; kubectl 1.21 or later, whose kustomize applies patches by
+ * target selector). `dir` is `base` or `overlays/<name>`.
  */
 export function render(dir: string): K8sObject[] {
   const cached = rendered.get(dir);
@@ -48,7 +48,7 @@ export function render(dir: string): K8sObject[] {
     output = execFileSync('kubectl', ['kustomize', join(K8S_DIR, dir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
     const err = e as { code?: string; stderr?: string; message: string };
-    if (err.code === 'ENOENT') throw new Error('kubectl is not installed: run bash tools/setup.sh (it installs kubernetes-client)');
+    if (err.code === 'ENOENT') throw new Error('kubectl is not installed: the deploy tests need kubectl 1.21 or later (deploy/README.md)');
     throw new Error(`kubectl kustomize ${dir} failed: ${err.stderr ?? err.message}`);
   }
   const objects = parseObjects(output, dir);
