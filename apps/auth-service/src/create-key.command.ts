@@ -31,22 +31,22 @@ export async function createKeyCommand(config: AuthConfig, argv: string[]): Prom
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: ['error'] });
   try {
     const keys = app.get(ApiKeysService);
-    let orgUuid: string;
+    let organizationId: string;
     if (values['organization-id']) {
       const parsed = parsePublicId('org', values['organization-id']);
       if (!parsed) {
         process.stderr.write('--organization-id must look like org_<32 hex>\n');
         return 2;
       }
-      orgUuid = parsed;
+      organizationId = parsed;
     } else {
-      orgUuid = (await keys.createOrganization(values['organization-name']!)).id;
+      organizationId = (await keys.createOrganization(values['organization-name']!)).id;
     }
     const scopes = values.scopes.split(/[ ,]+/).filter(Boolean);
-    const { key, clientSecret } = await keys.createKey(orgUuid, values.name, scopes);
+    const { key, clientSecret } = await keys.createKey(organizationId, values.name, scopes);
     process.stdout.write(
       `${JSON.stringify({
-        organization_id: toPublicId('org', orgUuid),
+        organization_id: toPublicId('org', organizationId),
         id: key.id,
         name: key.name,
         client_id: key.client_id,

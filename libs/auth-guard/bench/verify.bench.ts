@@ -26,7 +26,7 @@ function token(i: number): string {
     aud: 'invoicing-api',
     sub: `key_${i}`,
     client_id: 'ak_live_x',
-    org_id: 'org_1',
+    org_id: `org_${'1'.repeat(32)}`,
     scope: 'read:invoices write:invoices',
     sid: `ses_${i}`,
     jti: `j${i}`,

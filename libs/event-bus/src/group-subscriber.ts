@@ -1,6 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
-import { relaunchAfterFatalCrash } from './kafka-client';
-import type { IncomingMessage } from './replaying-subscriber';
+import { IncomingMessage, incomingMessage, Subscription, subscriptionConsumer } from './kafka-client';
 
 export interface GroupSubscriberOptions {
   topic: string;
@@ -15,6 +14,7 @@ export interface GroupSubscriberOptions {
 export class KafkaGroupSubscriber {
   private consumer: Consumer | null = null;
   private stopped = true;
+  private readonly subscription: Subscription = { isCurrent: (c) => this.consumer === c, isStopped: () => this.stopped };
 
   constructor(
     private readonly kafka: Kafka,
@@ -27,38 +27,16 @@ export class KafkaGroupSubscriber {
   }
 
   private async launch(): Promise<void> {
-    const consumer = this.kafka.consumer({
-      groupId: this.options.groupId,
-      maxWaitTimeInMs: this.options.maxWaitTimeInMs,
-      sessionTimeout: 10000,
-      heartbeatInterval: 1000,
-      allowAutoTopicCreation: false,
-    });
-    this.consumer = consumer;
     // A consumer kafkajs gives up on is started again in the same group: it resumes from the
     // group's committed offsets (delivery is at least once either way).
-    relaunchAfterFatalCrash(
-      consumer,
-      { isCurrent: (c) => this.consumer === c, isStopped: () => this.stopped },
-      async () => {
-        await consumer.disconnect().catch(() => undefined);
-        await this.launch();
-      },
-    );
+    const consumer = subscriptionConsumer(this.kafka, this.options, this.subscription, () => this.launch());
+    this.consumer = consumer;
     try {
       await consumer.connect();
       await consumer.subscribe({ topics: [this.options.topic], fromBeginning: true });
       await consumer.run({
         autoCommit: true,
-        eachMessage: async ({ topic, partition, message }) =>
-          this.options.handle({
-            topic,
-            partition,
-            offset: message.offset,
-            key: message.key ? message.key.toString() : null,
-            value: message.value,
-            timestamp: Number(message.timestamp),
-          }),
+        eachMessage: async ({ topic, partition, message }) => this.options.handle(incomingMessage(topic, partition, message)),
       });
     } catch (e) {
       // Connecting or joining failed: leave nothing half-open behind (start() or a relaunch retries).

@@ -1,4 +1,4 @@
-import { Consumer, Kafka, logLevel, LogEntry } from 'kafkajs';
+import { Consumer, Kafka, KafkaMessage, logLevel, LogEntry } from 'kafkajs';
 
 export interface KafkaConnection {
   brokers: string[];
@@ -55,4 +55,65 @@ export function relaunchAfterFatalCrash(
     };
     attempt();
   });
+}
+
+/** A message as the subscribers hand it to their handler (kafkajs' own type stays in this folder). */
+export interface IncomingMessage {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  value: Buffer | null;
+  timestamp: number;
+}
+
+export function incomingMessage(topic: string, partition: number, message: KafkaMessage): IncomingMessage {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key ? message.key.toString() : null,
+    value: message.value,
+    timestamp: Number(message.timestamp),
+  };
+}
+
+/** The message's value parsed as JSON, for the handler's contract check; undefined when it is not JSON. */
+export function jsonValueOf(message: IncomingMessage): unknown {
+  try {
+    return JSON.parse(message.value?.toString('utf8') ?? 'null');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Which consumer a subscription runs now, and whether it was stopped. */
+export interface Subscription {
+  isCurrent(consumer: Consumer): boolean;
+  isStopped(): boolean;
+}
+
+/**
+ * A consumer with the settings both subscribers use (a 10 s group session with 1 s heartbeats, no
+ * topic auto-creation), which `relaunch` replaces, after disconnecting it, when kafkajs gives up on
+ * it while it is still the subscription's current one ({@link relaunchAfterFatalCrash}).
+ */
+export function subscriptionConsumer(
+  kafka: Kafka,
+  options: { groupId: string; maxWaitTimeInMs: number },
+  subscription: Subscription,
+  relaunch: () => Promise<void>,
+): Consumer {
+  const consumer = kafka.consumer({
+    groupId: options.groupId,
+    maxWaitTimeInMs: options.maxWaitTimeInMs,
+    sessionTimeout: 10000,
+    heartbeatInterval: 1000,
+    allowAutoTopicCreation: false,
+  });
+  relaunchAfterFatalCrash(consumer, subscription, async () => {
+    await consumer.disconnect().catch(() => undefined);
+    await relaunch();
+  });
+  return consumer;
 }

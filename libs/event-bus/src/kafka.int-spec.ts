@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createKafka } from './kafka-client';
 import { KafkaEventPublisher } from './event-publisher';
-import { IncomingMessage, KafkaReplayingSubscriber } from './replaying-subscriber';
+import type { IncomingMessage } from './kafka-client';
+import { KafkaReplayingSubscriber } from './replaying-subscriber';
 
 const kafka = createKafka({ brokers: ['127.0.0.1:9092'], clientId: 'event-bus-int' });
 const topic = `test.event-bus.${randomUUID()}`;

@@ -1,14 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
-import { relaunchAfterFatalCrash } from './kafka-client';
-
-export interface IncomingMessage {
-  topic: string;
-  partition: number;
-  offset: string;
-  key: string | null;
-  value: Buffer | null;
-  timestamp: number;
-}
+import { IncomingMessage, incomingMessage, Subscription, subscriptionConsumer } from './kafka-client';
 
 export interface ReplayingSubscriberOptions {
   topic: string;
@@ -42,6 +33,7 @@ export class KafkaReplayingSubscriber {
   private caughtUpAt: number | null = null;
   private upToDate: number | null = null;
   private stopped = true;
+  private readonly subscription: Subscription = { isCurrent: (c) => this.consumer === c, isStopped: () => this.stopped };
 
   constructor(
     private readonly kafka: Kafka,
@@ -109,26 +101,12 @@ export class KafkaReplayingSubscriber {
 
   private async launch(starts: Array<{ partition: number; offset: string }>): Promise<void> {
     const { topic } = this.options;
-    const consumer = this.kafka.consumer({
-      groupId: this.options.groupId,
-      maxWaitTimeInMs: this.options.maxWaitTimeInMs,
-      sessionTimeout: 10000,
-      heartbeatInterval: 1000,
-      allowAutoTopicCreation: false,
-    });
-    this.consumer = consumer;
     // A consumer kafkajs gives up on is started again from the start of the replay window, as a
     // new instance would be: whatever was published meanwhile is applied (again, harmlessly:
     // applying a revocation twice changes nothing), so the view cannot silently stop. Until it has
     // read up to the end offsets of its relaunch, its fetches do not count as up to date.
-    relaunchAfterFatalCrash(
-      consumer,
-      { isCurrent: (c) => this.consumer === c, isStopped: () => this.stopped },
-      async () => {
-        await consumer.disconnect().catch(() => undefined);
-        await this.launch(await this.position());
-      },
-    );
+    const consumer = subscriptionConsumer(this.kafka, this.options, this.subscription, async () => this.launch(await this.position()));
+    this.consumer = consumer;
     // Every completed fetch, empty or not, is the broker answering this consumer. kafkajs keeps
     // the listener across the restarts it does itself; a relaunched consumer registers its own.
     consumer.on(consumer.events.FETCH, () => {
@@ -141,14 +119,7 @@ export class KafkaReplayingSubscriber {
         autoCommit: true,
         autoCommitInterval: 1000,
         eachMessage: async ({ topic: t, partition, message }) => {
-          await this.options.handle({
-            topic: t,
-            partition,
-            offset: message.offset,
-            key: message.key ? message.key.toString() : null,
-            value: message.value,
-            timestamp: Number(message.timestamp),
-          });
+          await this.options.handle(incomingMessage(t, partition, message));
           if (this.consumer !== consumer) return;
           const target = this.targets.get(partition);
           if (target !== undefined && BigInt(message.offset) + 1n >= target) this.targets.delete(partition);

@@ -14,3 +14,4 @@ export * from './bootstrap/drain-on-signals';
 export * from './validation/json-body';
 export * from './bootstrap/run-cli';
 export * from './http/fastify-base';
+export * from './database/organization-owned';

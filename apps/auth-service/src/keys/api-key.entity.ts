@@ -1,16 +1,11 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity } from 'typeorm';
+import { OrganizationOwned } from '@invoicing/service-kit';
 
 export type ApiKeyStatus = 'active' | 'revoked';
 
 /** Storage shape of an API key. The Secret Key itself is never stored: only its SHA-256. */
 @Entity({ schema: 'auth', name: 'api_keys' })
-export class ApiKeyEntity {
-  @PrimaryColumn('uuid')
-  id!: string;
-
-  @Column('uuid', { name: 'organization_id' })
-  organizationId!: string;
-
+export class ApiKeyEntity extends OrganizationOwned {
   @Column('text')
   name!: string;
 
@@ -25,9 +20,6 @@ export class ApiKeyEntity {
 
   @Column('text')
   status!: ApiKeyStatus;
-
-  @Column('timestamptz', { name: 'created_at' })
-  createdAt!: Date;
 
   @Column('timestamptz', { name: 'revoked_at', nullable: true })
   revokedAt!: Date | null;

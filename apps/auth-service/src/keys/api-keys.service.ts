@@ -51,7 +51,7 @@ export class ApiKeysService {
 
   /** Creates a key; the returned secret exists nowhere else (only its SHA-256 is stored). */
   async createKey(
-    organizationUuid: string,
+    organizationId: string,
     name: string,
     scopes: unknown,
     now = new Date(),
@@ -70,7 +70,7 @@ export class ApiKeysService {
     const secret = newSecretKey();
     const entity: ApiKeyEntity = {
       id: uuidOf(newId('key')),
-      organizationId: organizationUuid,
+      organizationId,
       name: trimmed,
       clientId: newClientId(),
       secretHash: hashCredential(secret),
@@ -85,9 +85,9 @@ export class ApiKeysService {
   }
 
   /** Every key of an organization, newest first (an organization has few). */
-  async listForOrganization(organizationUuid: string): Promise<ApiKeyView[]> {
+  async listForOrganization(organizationId: string): Promise<ApiKeyView[]> {
     const rows = await this.db.getRepository(ApiKeyEntity).find({
-      where: { organizationId: organizationUuid },
+      where: { organizationId },
       order: { id: 'DESC' },
       take: 1000,
     });
@@ -95,9 +95,9 @@ export class ApiKeysService {
   }
 
   /** A key of this organization; null for an absent id and for another organization's key alike. */
-  async findInOrganization(organizationUuid: string, publicId: string): Promise<ApiKeyEntity | null> {
+  async findInOrganization(organizationId: string, publicId: string): Promise<ApiKeyEntity | null> {
     const id = parsePublicId('key', publicId);
-    return id ? this.db.getRepository(ApiKeyEntity).findOneBy({ id, organizationId: organizationUuid }) : null;
+    return id ? this.db.getRepository(ApiKeyEntity).findOneBy({ id, organizationId }) : null;
   }
 
   async findById(id: string): Promise<ApiKeyEntity | null> {

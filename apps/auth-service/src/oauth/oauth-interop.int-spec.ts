@@ -207,7 +207,7 @@ describe('POST /api/v1/auth/revoke (RFC 7009)', () => {
       reason: 'session_revoked',
       session_ids: [decodeJwt(ended.access_token).payload.sid],
       api_key_id: key.id,
-      organization_id: key.organizationId,
+      organization_id: key.organizationPublicId,
       client_id: key.clientId,
     });
 

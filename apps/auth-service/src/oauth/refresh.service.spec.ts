@@ -16,7 +16,7 @@ const SID = 'ses_01933c3e8a7b7cc09f00000000000001';
 
 /** Fakes at the edges: the rotation script is a spy, so a test can see whether a token was spent. */
 function setup() {
-  const rotate = jest.fn().mockResolvedValue({ kind: 'rotated', scope: 'read:invoices read:clients', organizationUuid: KEY_A, clientId: 'ak_live_a' });
+  const rotate = jest.fn().mockResolvedValue({ kind: 'rotated', scope: 'read:invoices read:clients', organizationId: KEY_A, clientId: 'ak_live_a' });
   const sessions = {
     findPointer: jest.fn().mockResolvedValue({ apiKeyUuid: KEY_A, sessionId: SID }),
     sessionScope: jest.fn().mockResolvedValue('read:invoices read:clients'),

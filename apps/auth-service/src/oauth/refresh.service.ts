@@ -84,7 +84,7 @@ export class RefreshService {
           {
             sub: toPublicId('key', pointer.apiKeyUuid),
             client_id: result.clientId,
-            org_id: toPublicId('org', result.organizationUuid),
+            org_id: toPublicId('org', result.organizationId),
             scope: narrowed ?? result.scope,
             sid: pointer.sessionId,
           },

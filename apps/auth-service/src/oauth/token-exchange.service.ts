@@ -45,7 +45,7 @@ export class TokenExchangeService {
         refreshHash: minted.hash,
         refreshExpiresAt: minted.expiresAt,
         scope,
-        organizationUuid: key.organizationId,
+        organizationId: key.organizationId,
         clientId: key.clientId,
         now,
       }),

@@ -47,7 +47,7 @@ describe('POST /api/v1/auth/token', () => {
       aud: app.config.JWT_AUDIENCE,
       sub: key.id,
       client_id: key.clientId,
-      org_id: key.organizationId,
+      org_id: key.organizationPublicId,
       scope: 'read:invoices write:invoices read:clients',
       sid: expect.stringMatching(/^ses_/),
       jti: expect.any(String),
@@ -175,7 +175,7 @@ describe('POST /api/v1/auth/refresh', () => {
     expect([...event.value.data.session_ids].sort()).toEqual(
       [decodeJwt(a.access_token).payload.sid, decodeJwt(b.access_token).payload.sid].sort(),
     );
-    expect(event.value.data).toMatchObject({ api_key_id: reuseKey.id, organization_id: reuseKey.organizationId, client_id: reuseKey.clientId });
+    expect(event.value.data).toMatchObject({ api_key_id: reuseKey.id, organization_id: reuseKey.organizationPublicId, client_id: reuseKey.clientId });
 
     // Sent to Kafka at once (ADR 0015) and marked published exactly once: no second send by the relay.
     const deadline = Date.now() + 5000;

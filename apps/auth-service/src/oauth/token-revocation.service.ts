@@ -63,7 +63,7 @@ export class TokenRevocationService {
     const pending = await this.sessions.revokeSession({
       apiKeyUuid: key.id,
       sessionId,
-      organizationUuid: key.organizationId,
+      organizationId: key.organizationId,
       clientId: key.clientId,
       // A refresh token whose session is gone has nothing left to end (an expired or evicted
       // session's access tokens live out their hour by design, ADR 0014); an access token that still

@@ -22,15 +22,15 @@ export class ApiKeyRevocationService {
     private readonly cache: ApiKeyCache,
   ) {}
 
-  async revoke(organizationUuid: string, publicKeyId: string): Promise<ApiKeyView> {
-    const key = await this.apiKeys.findInOrganization(organizationUuid, publicKeyId);
+  async revoke(organizationId: string, publicKeyId: string): Promise<ApiKeyView> {
+    const key = await this.apiKeys.findInOrganization(organizationId, publicKeyId);
     if (!key) throw ProblemException.notFound('API key');
     if (key.status === 'revoked') return toView(key);
     // First Redis: sessions revoked, the key refused for new sessions, and the event recorded, in
     // one atomic step; then Postgres: status and outbox row in one transaction.
     const pending = await this.sessions.revokeAll({
       apiKeyUuid: key.id,
-      organizationUuid: key.organizationId,
+      organizationId: key.organizationId,
       clientId: key.clientId,
       reason: 'revoked_by_user',
       markKeyRevoked: true,
@@ -44,7 +44,7 @@ export class ApiKeyRevocationService {
       // The key is already unusable; the sweeper finishes the Postgres side shortly.
       throw ProblemException.unavailable('The key is revoked, but the change is not fully recorded yet; retry to confirm.');
     }
-    const updated = await this.apiKeys.findInOrganization(organizationUuid, publicKeyId);
+    const updated = await this.apiKeys.findInOrganization(organizationId, publicKeyId);
     return toView(updated ?? key);
   }
 }

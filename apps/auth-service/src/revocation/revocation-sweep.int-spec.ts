@@ -72,7 +72,7 @@ it('finds a record orphaned by a dead process with a bounded scan that resumes w
     reason: 'refresh_token_reuse',
     session_ids: [sessionId],
     revoked_at: String(Date.now()),
-    org: parsePublicId('org', key.organizationId),
+    org: parsePublicId('org', key.organizationPublicId),
     cid: key.clientId,
   });
   await redis().rpush(pendKey(key.id), orphan);

@@ -258,7 +258,7 @@ it('finds orphaned pending revocations on every master with a bounded, resumable
         reason: 'refresh_token_reuse',
         session_ids: [sid],
         revoked_at: String(Date.now()),
-        org: parsePublicId('org', key.organizationId),
+        org: parsePublicId('org', key.organizationPublicId),
         cid: key.clientId,
       }),
     );

@@ -76,7 +76,7 @@ it('refuses a revoked key at once on an instance whose cache still holds it as a
   const onB = (await exchange(b, key)).body as Pair;
   expect(onB.refresh_token).toBeDefined();
 
-  await a.service.app.get(ApiKeyRevocationService).revoke(parsePublicId('org', key.organizationId)!, key.id);
+  await a.service.app.get(ApiKeyRevocationService).revoke(parsePublicId('org', key.organizationPublicId)!, key.id);
 
   const again = await exchange(b, key);
   expect(again.status).toBe(401);

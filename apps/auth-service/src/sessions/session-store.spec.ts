@@ -87,7 +87,7 @@ async function driveSessionStore(store: SessionStore, recorder: Recorder, apiKey
   const sessionId = `ses_${randomUUID().replace(/-/g, '')}`;
   const pointer = { apiKeyUuid, sessionId };
   const hash = 'a'.repeat(64);
-  const common = { organizationUuid: randomUUID(), clientId: 'ak_live_x', now: 1_000, eventId: randomUUID() };
+  const common = { organizationId: randomUUID(), clientId: 'ak_live_x', now: 1_000, eventId: randomUUID() };
   recorder.replies.authCreateSession = 1;
   await store.create({ ...common, apiKeyUuid, sessionId, refreshHash: hash, refreshExpiresAt: 2_000, scope: 'read:invoices' });
   await store.putPointer(hash, pointer, 1_000);
@@ -95,7 +95,7 @@ async function driveSessionStore(store: SessionStore, recorder: Recorder, apiKey
   await store.findPointer(hash);
   recorder.replies.hget = JSON.stringify({ sc: 'read:invoices' });
   await store.sessionScope(pointer);
-  recorder.replies.authRotateSession = ['rotated', 'read:invoices', common.organizationUuid, common.clientId];
+  recorder.replies.authRotateSession = ['rotated', 'read:invoices', common.organizationId, common.clientId];
   await store.rotate({ pointer, presentedHash: hash, newHash: 'b'.repeat(64), newExpiresAt: 3_000, now: 1_500, eventId: common.eventId });
   recorder.replies.authRotateSession = ['reuse', pendingJson(sessionId)];
   const reuse = await store.rotate({ pointer, presentedHash: hash, newHash: 'c'.repeat(64), newExpiresAt: 3_000, now: 1_500, eventId: common.eventId });
@@ -207,7 +207,7 @@ describe('Redis Cluster slots of every command', () => {
   it('DashboardSessions: single-key commands only', async () => {
     const recorder = recordingRedis();
     const sessions = new DashboardSessions(recorder.redis, config('auth:'));
-    const token = await sessions.start({ userUuid: randomUUID(), organizationUuid: randomUUID(), email: 'a@example.com' });
+    const token = await sessions.start({ userId: randomUUID(), organizationId: randomUUID(), email: 'a@example.com' });
     await sessions.find(token);
     await sessions.end(token);
     expect(recorder.calls.map((c) => c.command)).toEqual(['set', 'getex', 'del']);

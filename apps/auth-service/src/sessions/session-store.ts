@@ -37,8 +37,22 @@ export interface PendingRevocationRecord {
   event: PendingRevocation;
 }
 
+/** Whose sessions: the key, and what a revocation event says of it (organization uuid, client id). */
+export interface SessionOwner {
+  apiKeyUuid: string;
+  organizationId: string;
+  clientId: string;
+}
+
+/** When a revocation happens, the id of the event that announces it, and how long its marker lasts. */
+export interface RevocationStamp {
+  now: number;
+  eventId: string;
+  markerTtlMs: number;
+}
+
 export type RotateResult =
-  | { kind: 'rotated'; scope: string; organizationUuid: string; clientId: string }
+  | { kind: 'rotated'; scope: string; organizationId: string; clientId: string }
   | { kind: 'reuse'; pending: PendingRevocationRecord }
   | { kind: 'expired' }
   | { kind: 'invalid' };
@@ -116,16 +130,9 @@ export class SessionStore {
    * Starts a session. False when the key was revoked meanwhile. Past AUTH_MAX_SESSIONS_PER_KEY live
    * sessions, the one whose refresh token expires first is evicted in the same step.
    */
-  async create(input: {
-    apiKeyUuid: string;
-    sessionId: string;
-    refreshHash: string;
-    refreshExpiresAt: number;
-    scope: string;
-    organizationUuid: string;
-    clientId: string;
-    now: number;
-  }): Promise<boolean> {
+  async create(
+    input: SessionOwner & { sessionId: string; refreshHash: string; refreshExpiresAt: number; scope: string; now: number },
+  ): Promise<boolean> {
     const created = await this.redis.authCreateSession(
       this.sessKey(input.apiKeyUuid),
       this.expiriesKey(input.apiKeyUuid),
@@ -133,7 +140,7 @@ export class SessionStore {
       input.refreshHash,
       String(input.refreshExpiresAt),
       input.scope,
-      input.organizationUuid,
+      input.organizationId,
       input.clientId,
       String(input.now),
       String(input.refreshExpiresAt - input.now),
@@ -165,7 +172,7 @@ export class SessionStore {
     );
     switch (kind) {
       case 'rotated':
-        return { kind, scope: rest[0], organizationUuid: rest[1], clientId: rest[2] };
+        return { kind, scope: rest[0], organizationId: rest[1], clientId: rest[2] };
       case 'reuse':
         return { kind, pending: decodePending(apiKeyUuid, rest[0]) };
       case 'expired':
@@ -176,16 +183,9 @@ export class SessionStore {
   }
 
   /** Revokes every session of a key at once (and with `markKeyRevoked`, refuses new ones). */
-  async revokeAll(input: {
-    apiKeyUuid: string;
-    organizationUuid: string;
-    clientId: string;
-    reason: PendingRevocation['reason'];
-    markKeyRevoked: boolean;
-    now: number;
-    eventId: string;
-    markerTtlMs: number;
-  }): Promise<PendingRevocationRecord> {
+  async revokeAll(
+    input: SessionOwner & RevocationStamp & { reason: PendingRevocation['reason']; markKeyRevoked: boolean },
+  ): Promise<PendingRevocationRecord> {
     const raw = await this.redis.authRevokeAllSessions(
       this.sessKey(input.apiKeyUuid),
       this.expiriesKey(input.apiKeyUuid),
@@ -195,7 +195,7 @@ export class SessionStore {
       input.reason,
       input.markKeyRevoked ? '1' : '0',
       String(input.markerTtlMs),
-      input.organizationUuid,
+      input.organizationId,
       input.clientId,
     );
     return decodePending(input.apiKeyUuid, raw);
@@ -207,16 +207,9 @@ export class SessionStore {
    * anyway (its access tokens may still be live). Null when nothing changed: the session was gone
    * (and not `evenIfGone`), or it was revoked this way within `markerTtlMs` already.
    */
-  async revokeSession(input: {
-    apiKeyUuid: string;
-    sessionId: string;
-    organizationUuid: string;
-    clientId: string;
-    evenIfGone: boolean;
-    now: number;
-    eventId: string;
-    markerTtlMs: number;
-  }): Promise<PendingRevocationRecord | null> {
+  async revokeSession(
+    input: SessionOwner & RevocationStamp & { sessionId: string; evenIfGone: boolean },
+  ): Promise<PendingRevocationRecord | null> {
     const raw = await this.redis.authRevokeSession(
       this.sessKey(input.apiKeyUuid),
       this.expiriesKey(input.apiKeyUuid),
@@ -227,7 +220,7 @@ export class SessionStore {
       input.eventId,
       String(input.markerTtlMs),
       input.evenIfGone ? '1' : '0',
-      input.organizationUuid,
+      input.organizationId,
       input.clientId,
     );
     return raw ? decodePending(input.apiKeyUuid, raw) : null;

@@ -51,7 +51,7 @@ export class AccountsService {
       throw e;
     }
     const { org, user } = created;
-    return { user: { userUuid: user.id, organizationUuid: org.id, email }, view: view(user, org) };
+    return { user: { userId: user.id, organizationId: org.id, email }, view: view(user, org) };
   }
 
   /** One answer (401) for an unknown email and a wrong password; throttled per email and address. */
@@ -74,13 +74,13 @@ export class AccountsService {
       throw new ProblemException(401, 'Email or password is incorrect.');
     }
     const org = await this.db.getRepository(OrganizationEntity).findOneByOrFail({ id: user.organizationId });
-    return { user: { userUuid: user.id, organizationUuid: org.id, email }, view: view(user, org) };
+    return { user: { userId: user.id, organizationId: org.id, email }, view: view(user, org) };
   }
 
   async me(user: DashboardUser): Promise<AccountView> {
     const [row, org] = await Promise.all([
-      this.db.getRepository(UserEntity).findOneBy({ id: user.userUuid, organizationId: user.organizationUuid }),
-      this.db.getRepository(OrganizationEntity).findOneBy({ id: user.organizationUuid }),
+      this.db.getRepository(UserEntity).findOneBy({ id: user.userId, organizationId: user.organizationId }),
+      this.db.getRepository(OrganizationEntity).findOneBy({ id: user.organizationId }),
     ]);
     if (!row || !org) throw new ProblemException(401, 'Sign in to continue.');
     return view(row, org);

@@ -6,8 +6,8 @@ import { REDIS } from '../sessions/session-store';
 
 /** Who is signed in to the settings area. */
 export interface DashboardUser {
-  userUuid: string;
-  organizationUuid: string;
+  userId: string;
+  organizationId: string;
   email: string;
 }
 
@@ -45,10 +45,22 @@ export class DashboardSessions {
     if (!token || token.length > 100) return null;
     const key = this.key(token);
     const value = await this.redis.getex(key, 'EX', SESSION_TTL_SECONDS);
-    return value ? (JSON.parse(value) as DashboardUser) : null;
+    return value ? decodeUser(value) : null;
   }
 
   async end(token: string | undefined): Promise<void> {
     if (token && token.length <= 100) await this.redis.del(this.key(token));
   }
+}
+
+/**
+ * The stored user, or null (signed out) unless every field is a string. A session written under
+ * other field names (before the organization id had one name) must not yield `undefined` ids:
+ * TypeORM drops an undefined condition from a `where`, which would lift the tenant filter.
+ */
+function decodeUser(value: string): DashboardUser | null {
+  const stored = JSON.parse(value) as Partial<Record<keyof DashboardUser, unknown>>;
+  const { userId, organizationId, email } = stored;
+  if (typeof userId !== 'string' || typeof organizationId !== 'string' || typeof email !== 'string') return null;
+  return { userId, organizationId, email };
 }

@@ -28,7 +28,7 @@ export class SettingsController {
   @Get('api-keys')
   @Header('Cache-Control', 'no-store')
   async list(@CurrentUser() user: DashboardUser) {
-    return { object: 'list', data: await this.apiKeys.listForOrganization(user.organizationUuid), has_more: false };
+    return { object: 'list', data: await this.apiKeys.listForOrganization(user.organizationId), has_more: false };
   }
 
   /** The only response that ever carries `client_secret`. */
@@ -42,7 +42,7 @@ export class SettingsController {
   ): Promise<Omit<ApiKeyView, 'organization_id' | 'last_used_at' | 'revoked_at'> & { client_secret: string }> {
     const body = validateCreate(request.body);
     try {
-      const { key, clientSecret } = await this.apiKeys.createKey(user.organizationUuid, body.name, body.scopes);
+      const { key, clientSecret } = await this.apiKeys.createKey(user.organizationId, body.name, body.scopes);
       void reply.status(201).header('Location', `/api/v1/settings/api-keys/${key.id}`);
       return {
         object: 'api_key',
@@ -64,6 +64,6 @@ export class SettingsController {
   @HttpCode(200)
   @UseGuards(CsrfGuard)
   revoke(@CurrentUser() user: DashboardUser, @Param('id') id: string): Promise<ApiKeyView> {
-    return this.revocations.revoke(user.organizationUuid, id);
+    return this.revocations.revoke(user.organizationId, id);
   }
 }

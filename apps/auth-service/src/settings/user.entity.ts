@@ -1,14 +1,9 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity } from 'typeorm';
+import { OrganizationOwned } from '@invoicing/service-kit';
 
 /** A person who uses the settings area; belongs to one organization. */
 @Entity({ schema: 'auth', name: 'users' })
-export class UserEntity {
-  @PrimaryColumn('uuid')
-  id!: string;
-
-  @Column('uuid', { name: 'organization_id' })
-  organizationId!: string;
-
+export class UserEntity extends OrganizationOwned {
   /** Stored lower-cased; unique. */
   @Column('text')
   email!: string;
@@ -16,7 +11,4 @@ export class UserEntity {
   /** Argon2id PHC string. */
   @Column('text', { name: 'password_hash' })
   passwordHash!: string;
-
-  @Column('timestamptz', { name: 'created_at' })
-  createdAt!: Date;
 }

@@ -12,7 +12,7 @@ export interface AuthTestApp {
   config: AuthConfig;
   baseUrl: string;
   clock: { offsetMs: number };
-  createKey(scopes?: string[]): Promise<{ id: string; clientId: string; clientSecret: string; organizationId: string }>;
+  createKey(scopes?: string[]): Promise<{ id: string; clientId: string; clientSecret: string; organizationPublicId: string }>;
   close(): Promise<void>;
 }
 
@@ -46,7 +46,7 @@ export async function startAuthTestApp(env: Record<string, string> = {}): Promis
     async createKey(scopes = ['read:invoices', 'write:invoices', 'read:clients']) {
       const org = await keys.createOrganization(`Test org ${randomUUID().slice(0, 6)}`);
       const { key, clientSecret } = await keys.createKey(org.id, 'test key', scopes);
-      return { id: key.id, clientId: key.client_id, clientSecret, organizationId: key.organization_id };
+      return { id: key.id, clientId: key.client_id, clientSecret, organizationPublicId: key.organization_id };
     },
     async close() {
       service.state.shuttingDown = true;

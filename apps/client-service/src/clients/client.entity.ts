@@ -1,4 +1,5 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity } from 'typeorm';
+import { OrganizationOwned } from '@invoicing/service-kit';
 
 export interface ClientAddress {
   line1: string;
@@ -10,13 +11,7 @@ export interface ClientAddress {
 }
 
 @Entity({ schema: 'clients', name: 'clients' })
-export class ClientEntity {
-  @PrimaryColumn('uuid')
-  id!: string;
-
-  @Column('uuid', { name: 'organization_id' })
-  organizationId!: string;
-
+export class ClientEntity extends OrganizationOwned {
   @Column('text')
   name!: string;
 
@@ -34,7 +29,4 @@ export class ClientEntity {
 
   @Column('text', { nullable: true })
   currency!: string | null;
-
-  @Column('timestamptz', { name: 'created_at' })
-  createdAt!: Date;
 }

@@ -9,17 +9,14 @@ export const CLIENT_RESOURCE: ResourceDefinition<ClientEntity, CreateClientReque
   entity: ClientEntity,
   createSchema: CREATE_CLIENT_SCHEMA,
 
-  async build({ scope, input, id, now }) {
+  async build({ input }) {
     return Object.assign(new ClientEntity(), {
-      id,
-      organizationId: scope.organizationUuid,
       name: input.name,
       email: input.email ?? null,
       phone: input.phone ?? null,
       taxId: input.tax_id ?? null,
       address: input.address ?? null,
       currency: input.currency ?? null,
-      createdAt: now,
     });
   },
 

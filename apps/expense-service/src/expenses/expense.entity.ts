@@ -1,14 +1,9 @@
 import { moneyColumn } from '@invoicing/resource-api';
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity } from 'typeorm';
+import { OrganizationOwned } from '@invoicing/service-kit';
 
 @Entity({ schema: 'expenses', name: 'expenses' })
-export class ExpenseEntity {
-  @PrimaryColumn('uuid')
-  id!: string;
-
-  @Column('uuid', { name: 'organization_id' })
-  organizationId!: string;
-
+export class ExpenseEntity extends OrganizationOwned {
   @Column('text')
   description!: string;
 
@@ -26,7 +21,4 @@ export class ExpenseEntity {
 
   @Column('date', { name: 'incurred_on' })
   incurredOn!: string;
-
-  @Column('timestamptz', { name: 'created_at' })
-  createdAt!: Date;
 }

@@ -9,17 +9,14 @@ export const EXPENSE_RESOURCE: ResourceDefinition<ExpenseEntity, CreateExpenseRe
   entity: ExpenseEntity,
   createSchema: CREATE_EXPENSE_SCHEMA,
 
-  async build({ scope, input, id, now }) {
+  async build({ input }) {
     return Object.assign(new ExpenseEntity(), {
-      id,
-      organizationId: scope.organizationUuid,
       description: input.description,
       amount: input.amount,
       currency: input.currency,
       category: input.category ?? null,
       vendor: input.vendor ?? null,
       incurredOn: input.incurred_on,
-      createdAt: now,
     });
   },
 

@@ -12,7 +12,7 @@ export async function nextInvoiceNumber(tx: EntityManager, scope: OrgScope): Pro
       `INSERT INTO invoices.invoice_number_counters AS c (organization_id, last_value) VALUES ($1, 1)
        ON CONFLICT (organization_id) DO UPDATE SET last_value = c.last_value + 1
        RETURNING last_value`,
-      [scope.organizationUuid],
+      [scope.organizationId],
     );
     const candidate = `INV-${rows[0].last_value.padStart(6, '0')}`;
     if (!(await invoiceNumberTaken(tx, scope, candidate))) return candidate;
@@ -21,7 +21,7 @@ export async function nextInvoiceNumber(tx: EntityManager, scope: OrgScope): Pro
 
 export async function invoiceNumberTaken(tx: EntityManager, scope: OrgScope, number: string): Promise<boolean> {
   const rows: unknown[] = await tx.query(`SELECT 1 FROM invoices.invoices WHERE organization_id = $1 AND number = $2`, [
-    scope.organizationUuid,
+    scope.organizationId,
     number,
   ]);
   return rows.length > 0;

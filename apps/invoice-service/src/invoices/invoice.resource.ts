@@ -24,21 +24,20 @@ const DUPLICATE_NUMBER = {
  * A payment announced by the payment service counts once towards its invoice (the table of applied
  * payments makes a redelivered event a no-op).
  */
-async function applyPayment(event: DomainEvent, tx: EntityManager): Promise<void> {
+async function applyPayment(event: DomainEvent, organizationId: string, tx: EntityManager): Promise<void> {
   const payment = event.data.object as unknown as { id: string; invoice_id: string; amount: number };
-  const org = parsePublicId('org', event.data.organization_id);
   const invoice = parsePublicId('inv', payment.invoice_id);
   const paymentId = parsePublicId('pay', payment.id);
-  if (!org || !invoice || !paymentId) return;
+  if (!invoice || !paymentId) return;
   const inserted: unknown[] = await tx.query(
     `INSERT INTO invoices.applied_payments (payment_id, invoice_id, organization_id, amount) VALUES ($1, $2, $3, $4)
      ON CONFLICT (payment_id) DO NOTHING RETURNING 1`,
-    [paymentId, invoice, org, payment.amount],
+    [paymentId, invoice, organizationId, payment.amount],
   );
   if (inserted.length === 0) return;
   await tx.query(`UPDATE invoices.invoices SET amount_paid = amount_paid + $3 WHERE id = $1 AND organization_id = $2`, [
     invoice,
-    org,
+    organizationId,
     payment.amount,
   ]);
 }
@@ -57,7 +56,7 @@ export const INVOICE_RESOURCE: ResourceDefinition<InvoiceEntity, CreateInvoiceRe
   conflicts: { invoices_number_unique: DUPLICATE_NUMBER },
   onEvent: { [DOMAIN_EVENT_TYPES.payment]: applyPayment },
 
-  async build({ scope, input, tx, id, now, references }) {
+  async build({ scope, input, tx, now, references }) {
     const errors = new FieldErrors();
     const issueDate = input.issue_date ?? now.toISOString().slice(0, 10);
     if (input.due_date !== undefined && input.due_date < issueDate) {
@@ -88,8 +87,6 @@ export const INVOICE_RESOURCE: ResourceDefinition<InvoiceEntity, CreateInvoiceRe
 
     const entity = new InvoiceEntity();
     Object.assign(entity, {
-      id,
-      organizationId: scope.organizationUuid,
       clientId: parsePublicId('cli', client.id)!,
       number,
       currency: input.currency,
@@ -101,7 +98,6 @@ export const INVOICE_RESOURCE: ResourceDefinition<InvoiceEntity, CreateInvoiceRe
       taxTotal: totals.taxTotal,
       total: totals.total,
       amountPaid: 0,
-      createdAt: now,
     });
     return entity;
   },

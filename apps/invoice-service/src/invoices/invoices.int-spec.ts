@@ -27,9 +27,9 @@ describe('invoices', () => {
 
   it('computes totals exactly and derives amount_due and status', async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
+    const org = app.newOrganizationPublicId();
     const r = await call('POST', url(), {
-      token: app.token({ organizationId: org }),
+      token: app.token({ organizationPublicId: org }),
       body: {
         client_id: await clientIn(app, org),
         currency: 'EUR',
@@ -57,8 +57,8 @@ describe('invoices', () => {
 
   it('gives 20 parallel creates 20 distinct sequential numbers', async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
-    const token = app.token({ organizationId: org });
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
     const client = await clientIn(app, org);
     const results = await Promise.all(
       Array.from({ length: 20 }, () =>
@@ -72,8 +72,8 @@ describe('invoices', () => {
 
   it('refuses a duplicate explicit number with 409 and skips taken numbers in the sequence', async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
-    const token = app.token({ organizationId: org });
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
     const body = { client_id: await clientIn(app, org), currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] };
     expect((await call('POST', url(), { token, body: { ...body, number: 'INV-000001' } })).status).toBe(201);
     const dup = await call('POST', url(), { token, body: { ...body, number: 'INV-000001' } });
@@ -84,9 +84,9 @@ describe('invoices', () => {
 
   it("refuses a client or product of another organization like an absent one (422 naming the field)", async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
-    const other = app.newOrganizationId();
-    const token = app.token({ organizationId: org });
+    const org = app.newOrganizationPublicId();
+    const other = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
     const foreignClient = await clientIn(app, other);
     const r = await call('POST', url(), { token, body: { client_id: foreignClient, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] } });
     expect(r.status).toBe(422);
@@ -103,8 +103,8 @@ describe('invoices', () => {
 
   it('fills a line from its product, and refuses a product priced in another currency', async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
-    const token = app.token({ organizationId: org });
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
     const product = newId('prd');
     await app.remember('product', org, { id: product, name: 'Widget', unit_price: 1250, tax_rate_bps: 1000, currency: 'EUR', created_at: new Date().toISOString() });
     const client = await clientIn(app, org);
@@ -118,9 +118,9 @@ describe('invoices', () => {
 
   it('refuses a due date before the issue date and a quantity with 4 decimals', async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
+    const org = app.newOrganizationPublicId();
     const r = await call('POST', url(), {
-      token: app.token({ organizationId: org }),
+      token: app.token({ organizationPublicId: org }),
       body: { client_id: await clientIn(app, org), currency: 'EUR', issue_date: '2026-11-10', due_date: '2026-11-09', line_items: [{ description: 'x', quantity: 1.0001, unit_price: 1 }] },
     });
     expect(r.status).toBe(422);
@@ -129,8 +129,8 @@ describe('invoices', () => {
 
   it('applies a payment event once (redelivery is a no-op) and filters by status and client', async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
-    const token = app.token({ organizationId: org });
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
     const client = await clientIn(app, org);
     const created = await call('POST', url(), { token, body: { client_id: client, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1000 }] } });
     const invoiceId = created.body.id as string;
@@ -164,8 +164,8 @@ describe('references not yet in the read model', () => {
 
   it("asks the owner with the caller's own token, uses its answer and remembers it", async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
-    const token = app.token({ organizationId: org });
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
     const client = newId('cli');
     suite.owner().objects.set(client, { object: 'client', id: client, name: 'Just created', created_at: new Date().toISOString() });
     const asked = suite.owner().authorizations.length;

@@ -1,14 +1,9 @@
 import { moneyColumn } from '@invoicing/resource-api';
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity } from 'typeorm';
+import { OrganizationOwned } from '@invoicing/service-kit';
 
 @Entity({ schema: 'payments', name: 'payments' })
-export class PaymentEntity {
-  @PrimaryColumn('uuid')
-  id!: string;
-
-  @Column('uuid', { name: 'organization_id' })
-  organizationId!: string;
-
+export class PaymentEntity extends OrganizationOwned {
   @Column('uuid', { name: 'invoice_id' })
   invoiceId!: string;
 
@@ -26,7 +21,4 @@ export class PaymentEntity {
 
   @Column('text', { nullable: true })
   reference!: string | null;
-
-  @Column('timestamptz', { name: 'created_at' })
-  createdAt!: Date;
 }

@@ -1,11 +1,11 @@
-import { orgScopeOf } from '@invoicing/resource-api';
+import { buildRow, orgScopeOf } from '@invoicing/resource-api';
 import { ProblemException } from '@invoicing/service-kit';
 import { PAYMENT_RESOURCE } from './payment.resource';
 
 const invoiceId = `inv_${'2'.repeat(32)}`;
 const build = (input: Record<string, unknown>) =>
-  PAYMENT_RESOURCE.build({
-    scope: orgScopeOf({ organizationId: `org_${'1'.repeat(32)}` }),
+  buildRow(PAYMENT_RESOURCE, {
+    scope: orgScopeOf({ organizationId: '11111111-1111-7111-8111-111111111111' }),
     input,
     id: '01930000-0000-7000-8000-000000000004',
     now: new Date('2026-11-21T10:00:00.000Z'),

@@ -16,7 +16,7 @@ export const PAYMENT_RESOURCE: ResourceDefinition<PaymentEntity, CreatePaymentRe
   references: ['invoice'],
   filters: { invoice_id: { column: 'invoice_id', parse: (v) => parsePublicId('inv', v) } },
 
-  async build({ scope, input, id, now, references }) {
+  async build({ input, now, references }) {
     const invoice = await references.require('invoice', input.invoice_id, 'invoice_id');
     const errors = new FieldErrors();
     if (invoice.currency !== input.currency) {
@@ -24,15 +24,12 @@ export const PAYMENT_RESOURCE: ResourceDefinition<PaymentEntity, CreatePaymentRe
     }
     errors.throwIfAny();
     return Object.assign(new PaymentEntity(), {
-      id,
-      organizationId: scope.organizationUuid,
       invoiceId: parsePublicId('inv', invoice.id)!,
       amount: input.amount,
       currency: input.currency,
       method: input.method ?? null,
       paidAt: input.paid_at ? new Date(input.paid_at) : now,
       reference: input.reference ?? null,
-      createdAt: now,
     });
   },
 

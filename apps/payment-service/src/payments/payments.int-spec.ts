@@ -19,8 +19,8 @@ describe('payments', () => {
 
   it("refuses an invoice of another organization exactly like an absent one (422 naming invoice_id)", async () => {
     const app = suite.app();
-    const foreignInvoice = await invoiceIn(app, app.newOrganizationId());
-    const token = app.token({ organizationId: app.newOrganizationId() });
+    const foreignInvoice = await invoiceIn(app, app.newOrganizationPublicId());
+    const token = app.token({ organizationPublicId: app.newOrganizationPublicId() });
     const foreign = await call('POST', url(), { token, body: { invoice_id: foreignInvoice, amount: 100, currency: 'EUR' } });
     const absent = await call('POST', url(), { token, body: { invoice_id: newId('inv'), amount: 100, currency: 'EUR' } });
     for (const r of [foreign, absent]) {
@@ -31,16 +31,16 @@ describe('payments', () => {
 
   it("requires the invoice's currency", async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
-    const r = await call('POST', url(), { token: app.token({ organizationId: org }), body: { invoice_id: await invoiceIn(app, org, 'USD'), amount: 100, currency: 'EUR' } });
+    const org = app.newOrganizationPublicId();
+    const r = await call('POST', url(), { token: app.token({ organizationPublicId: org }), body: { invoice_id: await invoiceIn(app, org, 'USD'), amount: 100, currency: 'EUR' } });
     expect(r.status).toBe(422);
     expect(r.body.errors).toEqual([expect.objectContaining({ field: 'currency', code: 'currency_mismatch' })]);
   });
 
   it('filters by invoice_id and defaults paid_at to now', async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
-    const token = app.token({ organizationId: org });
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
     const a = await invoiceIn(app, org);
     const b = await invoiceIn(app, org);
     const before = Date.now();

@@ -44,7 +44,7 @@ let pgProxy: TcpProxy;
 let redis: ChildProcess | null = null;
 let db: Client;
 const session = new DashboardSession();
-let organizationUuid = '';
+let organizationId = '';
 
 // --- infrastructure the test owns ----------------------------------------------------------------
 const REDIS_DIR = join(ROOT, 'tmp', 'resilience', 'redis');
@@ -132,7 +132,7 @@ function rssMb(pid: number): number | null {
   }
 }
 async function rowsOf(table: string): Promise<number> {
-  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE organization_id = $1`, [organizationUuid]);
+  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE organization_id = $1`, [organizationId]);
   return Number(rows[0].n);
 }
 /** Polls until `check` holds; returns the milliseconds it took (throws after `timeoutMs`). */
@@ -166,7 +166,7 @@ beforeAll(async () => {
   );
   expect(signup.status).toBe(201);
   session.keep(signup);
-  organizationUuid = parsePublicId('org', String((signup.json?.organization as Json).id))!;
+  organizationId = parsePublicId('org', String((signup.json?.organization as Json).id))!;
 }, 240000);
 
 afterAll(async () => {

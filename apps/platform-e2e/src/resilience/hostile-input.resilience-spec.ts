@@ -65,7 +65,7 @@ interface Case {
 
 // --- the caller: a dashboard user, one key with every scope, its tokens ---------------------------
 const session = new DashboardSession();
-let organizationUuid = '';
+let organizationId = '';
 let key = { client_id: '', client_secret: '' };
 let accessToken = '';
 let clientId = '';
@@ -287,7 +287,7 @@ async function attempt(c: Case): Promise<RawAnswer> {
 async function countRows(db: Client, tables: string[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of tables) {
-    const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE organization_id = $1`, [organizationUuid]);
+    const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE organization_id = $1`, [organizationId]);
     counts[table] = Number(rows[0].n);
   }
   return counts;
@@ -309,7 +309,7 @@ beforeAll(async () => {
   const signup = await json('POST', '/api/v1/account/signup', { organization_name: 'Hostile Ltd', email, password: 'correct horse battery' }, dashboard());
   expect(signup.status).toBe(201);
   session.keep(signup);
-  organizationUuid = parsePublicId('org', String((signup.json?.organization as Json).id))!;
+  organizationId = parsePublicId('org', String((signup.json?.organization as Json).id))!;
   const created = await json(
     'POST',
     '/api/v1/settings/api-keys',

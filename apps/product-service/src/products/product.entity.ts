@@ -1,14 +1,9 @@
 import { moneyColumn } from '@invoicing/resource-api';
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity } from 'typeorm';
+import { OrganizationOwned } from '@invoicing/service-kit';
 
 @Entity({ schema: 'products', name: 'products' })
-export class ProductEntity {
-  @PrimaryColumn('uuid')
-  id!: string;
-
-  @Column('uuid', { name: 'organization_id' })
-  organizationId!: string;
-
+export class ProductEntity extends OrganizationOwned {
   @Column('text')
   name!: string;
 
@@ -26,7 +21,4 @@ export class ProductEntity {
 
   @Column('integer', { name: 'tax_rate_bps' })
   taxRateBps!: number;
-
-  @Column('timestamptz', { name: 'created_at' })
-  createdAt!: Date;
 }

@@ -1,11 +1,11 @@
-import { orgScopeOf } from '@invoicing/resource-api';
+import { buildRow, orgScopeOf } from '@invoicing/resource-api';
 import { PRODUCT_RESOURCE } from './product.resource';
 
-const scope = orgScopeOf({ organizationId: `org_${'1'.repeat(32)}` });
+const scope = orgScopeOf({ organizationId: '11111111-1111-7111-8111-111111111111' });
 
 describe('product resource', () => {
   it('defaults the tax rate to 0 and maps the SKU conflict to a 409 on sku', async () => {
-    const entity = await PRODUCT_RESOURCE.build({
+    const entity = await buildRow(PRODUCT_RESOURCE, {
       scope,
       input: { name: 'Widget', unit_price: 1250, currency: 'EUR' },
       id: '01930000-0000-7000-8000-000000000002',

@@ -15,17 +15,14 @@ export const PRODUCT_RESOURCE: ResourceDefinition<ProductEntity, CreateProductRe
     },
   },
 
-  async build({ scope, input, id, now }) {
+  async build({ input }) {
     return Object.assign(new ProductEntity(), {
-      id,
-      organizationId: scope.organizationUuid,
       name: input.name,
       description: input.description ?? null,
       sku: input.sku ?? null,
       unitPrice: input.unit_price,
       currency: input.currency,
       taxRateBps: input.tax_rate_bps ?? 0,
-      createdAt: now,
     });
   },
 

@@ -10,14 +10,14 @@ const suite = describeResourceContract({
 describe('products', () => {
   it('refuses a duplicate SKU in one organization with 409, but not across organizations', async () => {
     const app = suite.app();
-    const org = app.newOrganizationId();
-    const token = app.token({ organizationId: org });
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
     const body = { name: 'Widget', sku: 'W-1', unit_price: 100, currency: 'EUR' };
     expect((await call('POST', `${app.baseUrl}/api/v1/products`, { token, body })).status).toBe(201);
     const dup = await call('POST', `${app.baseUrl}/api/v1/products`, { token, body });
     expect(dup.status).toBe(409);
     expect(dup.body.errors).toEqual([expect.objectContaining({ field: 'sku', code: 'duplicate' })]);
-    const elsewhere = app.token({ organizationId: app.newOrganizationId() });
+    const elsewhere = app.token({ organizationPublicId: app.newOrganizationPublicId() });
     expect((await call('POST', `${app.baseUrl}/api/v1/products`, { token: elsewhere, body })).status).toBe(201);
   });
 

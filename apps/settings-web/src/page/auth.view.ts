@@ -1,17 +1,13 @@
-import { AppContext, errorMessage } from './app-context.js';
+import { AppContext } from './app-context.js';
 import { byId, h } from './dom.js';
-import { clearFormErrors, isBusy, setFormError, showFieldErrors, whileBusy } from './form-errors.js';
+import { clearFormErrors, FieldProblem } from './form-errors.js';
+import { submitForm } from './form-submit.js';
 import { PATHS } from './routes.js';
 import { ApiError, settingsApi } from './settings-api.client.js';
 
 /** Mirrors the server's rule so the common mistake is caught before a round trip; the server decides. */
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 128;
-
-interface FieldProblem {
-  field: string;
-  message: string;
-}
 
 function value(form: HTMLFormElement, name: string): string {
   const input = form.elements.namedItem(name);
@@ -37,24 +33,10 @@ export function setupAuthForms(ctx: AppContext): { reset(form: 'login' | 'signup
     });
   }
 
-  async function submit(form: HTMLFormElement, problems: FieldProblem[], busyLabel: string, call: () => Promise<void>): Promise<void> {
-    if (isBusy(form)) return;
-    clearFormErrors(form);
-    if (problems.length > 0) {
-      setFormError(form, 'Check the highlighted fields.');
-      showFieldErrors(form, problems);
-      return;
-    }
-    const button = form.querySelector<HTMLButtonElement>('button[type="submit"]');
-    if (!button) return;
-    try {
-      await whileBusy(form, button, busyLabel, call);
-    } catch (error) {
-      const unmatched = error instanceof ApiError ? showFieldErrors(form, error.problem.errors) : [];
-      const extra = error instanceof ApiError && error.status === 409 && form === signupForm ? loginInstead() : null;
-      setFormError(form, [errorMessage(error), ...unmatched].join(' '), ...(extra ? [' ', extra] : []));
-    }
-  }
+  const submit = (form: HTMLFormElement, problems: FieldProblem[], busyLabel: string, call: () => Promise<void>) =>
+    submitForm(form, problems, busyLabel, call, {
+      after: (error) => (error instanceof ApiError && error.status === 409 && form === signupForm ? loginInstead() : null),
+    });
 
   loginForm.addEventListener('submit', (event) => {
     event.preventDefault();

@@ -1,9 +1,10 @@
 import { AppContext, errorMessage, isUnauthorized } from './app-context.js';
 import { byId, h } from './dom.js';
-import { clearFormErrors, isBusy, setFormError, showFieldErrors, whileBusy } from './form-errors.js';
+import { clearFormErrors, FieldProblem } from './form-errors.js';
+import { submitForm } from './form-submit.js';
 import { resourceTitle, scopeDescription } from './format.js';
 import { PATHS } from './routes.js';
-import { ApiError, ScopeGroup, settingsApi } from './settings-api.client.js';
+import { ScopeGroup, settingsApi } from './settings-api.client.js';
 
 /**
  * Settings → API → Create key: a name and one checkbox per scope grouped by resource, then the
@@ -59,31 +60,22 @@ export function setupCreateKeyView(ctx: AppContext): {
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    if (isBusy(form)) return;
-    clearFormErrors(form);
     const name = (form.elements.namedItem('name') as HTMLInputElement).value.trim();
     const chosen = [...form.querySelectorAll<HTMLInputElement>('input[name="scopes"]:checked')].map((c) => c.value);
-    const problems: { field: string; message: string }[] = [];
+    const problems: FieldProblem[] = [];
     if (!name) problems.push({ field: 'name', message: 'Enter a name for the key.' });
     if (chosen.length === 0) problems.push({ field: 'scopes', message: 'Choose at least one scope.' });
-    if (problems.length > 0) {
-      setFormError(form, 'Check the highlighted fields.');
-      showFieldErrors(form, problems);
-      return;
-    }
-    const button = form.querySelector<HTMLButtonElement>('button[type="submit"]');
-    if (!button) return;
-    void whileBusy(form, button, 'Creating key…', async () => {
-      try {
+    void submitForm(
+      form,
+      problems,
+      'Creating key…',
+      async () => {
         ctx.state.createdKey = await settingsApi.createKey({ name, scopes: chosen });
         // Replace, not push: Back from the result must not offer the filled-in form again.
         ctx.navigate(PATHS.created, { replace: true });
-      } catch (error) {
-        if (isUnauthorized(error)) return ctx.sessionLost();
-        const unmatched = error instanceof ApiError ? showFieldErrors(form, error.problem.errors) : [];
-        setFormError(form, [errorMessage(error), ...unmatched].join(' '));
-      }
-    });
+      },
+      { handled: (error) => isUnauthorized(error) && (ctx.sessionLost(), true) },
+    );
   });
 
   for (const button of document.querySelectorAll<HTMLButtonElement>('[data-copy]')) {

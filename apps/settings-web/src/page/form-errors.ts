@@ -42,11 +42,14 @@ function setFieldError(container: HTMLElement, message: string | null): void {
   }
 }
 
+/** A problem with one field: found in the page before sending, or named by the API's 422. */
+export type FieldProblem = Pick<FieldError, 'field' | 'message'>;
+
 /**
  * Shows each error next to its field, moves focus to the first invalid field (a keyboard or
  * screen-reader user lands on the problem), and returns the messages that belong to no field.
  */
-export function showFieldErrors(form: HTMLFormElement, errors: readonly Pick<FieldError, 'field' | 'message'>[]): string[] {
+export function showFieldErrors(form: HTMLFormElement, errors: readonly FieldProblem[]): string[] {
   const unmatched: string[] = [];
   const messages = new Map<HTMLElement, string[]>();
   for (const error of errors) {

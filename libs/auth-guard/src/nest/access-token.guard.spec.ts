@@ -22,14 +22,14 @@ const issuer = 'https://api.example';
 const audience = 'invoicing-api';
 const sign = createSigner({ key, algorithm: 'HS256', kid: 'k1', header: { alg: 'HS256', typ: 'at+jwt' } });
 
-function token(options: { scopes?: string; sid?: string } = {}): string {
+function token(options: { scopes?: string; sid?: string; org?: string } = {}): string {
   const iat = Math.floor(Date.now() / 1000);
   return sign({
     iss: issuer,
     aud: audience,
     sub: newId('key'),
     client_id: 'ak_live_test',
-    org_id: newId('org'),
+    org_id: options.org ?? newId('org'),
     scope: options.scopes ?? 'read:invoices',
     sid: options.sid ?? newId('ses'),
     jti: newId('evt'),
@@ -43,8 +43,8 @@ class InvoicesController {
   @Get()
   @UseGuards(AccessTokenGuard)
   @Scopes('read:invoices')
-  list(@Caller() caller: CallerIdentity): { organization_id: string } {
-    return { organization_id: caller.organizationId };
+  list(@Caller() caller: CallerIdentity): { organization_id: string; organization_uuid: string } {
+    return { organization_id: caller.organizationPublicId, organization_uuid: caller.organizationId };
   }
 
   /** The same strategy reached through passport, as `AuthGuard('access-token')` elsewhere would. */
@@ -99,6 +99,21 @@ describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () =
     expect(response.statusCode).toBe(200);
   });
 
+  it('hands the handler the organization in both forms, the claim parsed once by the strategy', async () => {
+    const org = `org_${'0193a1b2c3d47e5f8a9b0c1d2e3f4a5b'}`;
+    const response = await get('', token({ org }));
+    expect(response.json()).toEqual({ organization_id: org, organization_uuid: '0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b' });
+  });
+
+  it('refuses a correctly signed token whose org_id is not an organization id, with 401', async () => {
+    for (const org of ['org_x', `key_${'1'.repeat(32)}`, `org_${'A'.repeat(32)}`]) {
+      const response = await get('', token({ org }));
+      expect({ org, status: response.statusCode }).toEqual({ org, status: 401 });
+      expect(response.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+      expect(response.json().detail).toBe('The access token is malformed.');
+    }
+  });
+
   it('answers a valid token with 503 problem+json and Retry-After once the view is stale, before looking at scopes', async () => {
     clock += 2_000; // 31 s since the last completed fetch
     for (const bearer of [token(), token({ scopes: 'read:clients' })]) {
@@ -129,7 +144,7 @@ describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () =
       aud: audience,
       sub: newId('key'),
     });
-    for (const bearer of [undefined, 'not-a-jwt', forged, token({ sid: revokedSession })]) {
+    for (const bearer of [undefined, 'not-a-jwt', forged, token({ sid: revokedSession }), token({ org: 'org_x' })]) {
       const response = await get('', bearer);
       expect({ bearer, status: response.statusCode }).toEqual({ bearer, status: 401 });
       expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="invoicing"/);

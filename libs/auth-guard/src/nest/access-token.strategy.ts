@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { AccessTokenClaims } from '@invoicing/contracts';
+import { parsePublicId, type AccessTokenClaims } from '@invoicing/contracts';
 import { PassportStrategy } from '@nestjs/passport';
 import { ProblemException } from '@invoicing/service-kit';
 import { AccessTokenVerifier, isTokenRefusal } from '../verification/access-token-verifier';
@@ -9,6 +9,9 @@ import { BearerFailure, bearerFailure, HeaderBearerStrategy, readBearer } from '
 import type { CallerIdentity } from './caller';
 
 export const ACCESS_TOKEN_STRATEGY = 'access-token';
+
+/** As the verifier answers a claim of the wrong type: a signed `org_id` that is no organization id. */
+const INVALID_ORGANIZATION = 'The access token is malformed.';
 
 export const REVOCATIONS_UNAVAILABLE_DETAIL =
   'This service cannot confirm right now that access tokens have not been revoked (its revocation feed is unavailable); retry shortly.';
@@ -67,14 +70,14 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
     if (isTokenRefusal(claims)) return [false, claims.description];
     // Checked on every request, never cached: a revocation applies to tokens already seen.
     if (this.revocations.isRevoked(claims)) return [false, 'The access token has been revoked.'];
-    // Not known as revoked, but the view has heard nothing from Kafka for too long to vouch for it:
-    // fail closed (ADR 0017). Invalid, expired and known-revoked tokens keep their 401 above: that
-    // answer does not depend on the feed, and a 503 would only invite the client to retry it.
-    if (this.feed.stale) throw REVOCATIONS_UNAVAILABLE;
     let caller = this.callers.get(claims);
     if (!caller || caller.accessToken !== token) {
+      // The one place the organization claim is parsed: past the guard, code holds the uuid.
+      const organizationId = parsePublicId('org', claims.org_id);
+      if (organizationId === null) return [false, INVALID_ORGANIZATION];
       caller = {
-        organizationId: claims.org_id,
+        organizationId,
+        organizationPublicId: claims.org_id,
         apiKeyId: claims.sub,
         clientId: claims.client_id,
         sessionId: claims.sid,
@@ -84,6 +87,10 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
       };
       this.callers.set(claims, caller);
     }
+    // Not known as revoked, but the view has heard nothing from Kafka for too long to vouch for it:
+    // fail closed (ADR 0017). Invalid, expired and known-revoked tokens keep their 401 above: that
+    // answer does not depend on the feed, and a 503 would only invite the client to retry it.
+    if (this.feed.stale) throw REVOCATIONS_UNAVAILABLE;
     return caller;
   }
 }

@@ -1,9 +1,17 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 
-/** Who is calling: resolved from a verified access token. Every query is scoped by `organizationId`. */
+/**
+ * Who is calling: resolved from a verified access token. Every query is scoped by `organizationId`.
+ *
+ * The organization id has two forms and one name for each, across the code: `organizationId` is the
+ * uuid the databases store, `organizationPublicId` the `org_...` string of the API, the token's
+ * `org_id` claim and the events' `organization_id`. The strategy parses the claim once per token.
+ */
 export interface CallerIdentity {
-  /** Organization id (`org_...`). */
+  /** Organization uuid, as the databases store it. */
   organizationId: string;
+  /** The same organization in its public form (`org_...`), as the token and the events carry it. */
+  organizationPublicId: string;
   /** API key id (`key_...`), the token's `sub`. */
   apiKeyId: string;
   clientId: string;

@@ -1,6 +1,6 @@
 import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { ACCESS_TOKEN_TTL_SECONDS, REVOCATIONS_TOPIC, validateRevocationEvent } from '@invoicing/contracts';
-import { createKafka, IncomingMessage, KafkaReplayingSubscriber } from '@invoicing/event-bus';
+import { createKafka, IncomingMessage, jsonValueOf, KafkaReplayingSubscriber } from '@invoicing/event-bus';
 import { hostname } from 'node:os';
 import { RevocationView } from './revocation-view';
 
@@ -142,13 +142,7 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private handle(message: IncomingMessage): void {
-    let decoded: unknown;
-    try {
-      decoded = JSON.parse(message.value?.toString('utf8') ?? 'null');
-    } catch {
-      decoded = undefined;
-    }
-    const result = validateRevocationEvent(decoded);
+    const result = validateRevocationEvent(jsonValueOf(message));
     if (!result.ok) {
       this.logger.error({ msg: 'revocation message rejected', partition: message.partition, offset: message.offset, errors: result.errors });
       return;

@@ -1,6 +1,6 @@
 import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, parsePublicId, validateDomainEvent } from '@invoicing/contracts';
-import { createKafka, IncomingMessage, KafkaGroupSubscriber } from '@invoicing/event-bus';
+import { createKafka, IncomingMessage, jsonValueOf, KafkaGroupSubscriber } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import type { KnownObject, ReferenceResolver } from '../references/known-objects';
 import type { ResourceDefinition } from '../resources/resource-definition';
@@ -65,27 +65,22 @@ export class DomainEventsConsumer implements OnApplicationBootstrap, OnModuleDes
 
   /** Applies one event; throwing (e.g. Postgres down) leaves it to be delivered again. */
   async handle(message: IncomingMessage): Promise<void> {
-    let decoded: unknown;
-    try {
-      decoded = JSON.parse(message.value?.toString('utf8') ?? 'null');
-    } catch {
-      decoded = undefined;
-    }
-    const result = validateDomainEvent(decoded);
+    const result = validateDomainEvent(jsonValueOf(message));
     if (!result.ok) {
       this.logger.error({ msg: 'domain event rejected', partition: message.partition, offset: message.offset, errors: result.errors });
       return;
     }
     const event = result.value;
     const kind = KIND_OF_TYPE.get(event.type);
-    const orgUuid = parsePublicId('org', event.data.organization_id);
-    if (!kind || !orgUuid) return;
+    // The one place an event's organization is parsed: reactions get the uuid.
+    const organizationId = parsePublicId('org', event.data.organization_id);
+    if (!kind || !organizationId) return;
     const remember = this.def.references?.includes(kind) ?? false;
     const react = this.def.onEvent?.[event.type];
     if (!remember && !react) return;
     await this.db.transaction(async (tx) => {
-      if (remember) await this.references.remember(tx, kind, orgUuid, event.data.object as KnownObject);
-      if (react) await react(event, tx);
+      if (remember) await this.references.remember(tx, kind, organizationId, event.data.object as KnownObject);
+      if (react) await react(event, organizationId, tx);
     });
   }
 }

@@ -73,7 +73,7 @@ export class IdempotencyStore {
       return { ...(await this.db.transaction(create)), replayed: false };
     }
     if (!KEY.test(key)) throw new ProblemException(400, 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.');
-    const org = scope.organizationUuid;
+    const org = scope.organizationId;
     const hash = createHash('sha256').update(`${endpoint}\n${canonical(body)}`).digest('hex');
     const table = `${this.schema}.idempotency_keys`;
 

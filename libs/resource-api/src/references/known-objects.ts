@@ -44,13 +44,13 @@ export class ReferenceResolver {
   ) {}
 
   /** Records an object announced by its owner (idempotent: the latest version wins). */
-  async remember(tx: EntityManager | DataSource, kind: DomainObjectKind, organizationUuid: string, object: KnownObject): Promise<void> {
+  async remember(tx: EntityManager | DataSource, kind: DomainObjectKind, organizationId: string, object: KnownObject): Promise<void> {
     const id = parsePublicId(ID_PREFIXES[PREFIX_OF[kind]], object.id);
     if (!id) return;
     await tx.query(
       `INSERT INTO ${this.schema}.known_objects (kind, id, organization_id, data) VALUES ($1, $2, $3, $4)
        ON CONFLICT (kind, id) DO UPDATE SET data = EXCLUDED.data`,
-      [kind, id, organizationUuid, JSON.stringify(object)],
+      [kind, id, organizationId, JSON.stringify(object)],
     );
   }
 
@@ -73,12 +73,12 @@ export class ReferenceResolver {
     // On the caller's transaction: a second pool connection per request could starve the pool.
     const rows: Array<{ data: KnownObject }> = await tx.query(
       `SELECT data FROM ${this.schema}.known_objects WHERE kind = $1 AND id = $2 AND organization_id = $3`,
-      [kind, id, scope.organizationUuid],
+      [kind, id, scope.organizationId],
     );
     if (rows[0]) return rows[0].data;
     const fetched = await this.askOwner(kind, publicId, caller);
     if (!fetched) throw missing();
-    await this.remember(tx, kind, scope.organizationUuid, fetched);
+    await this.remember(tx, kind, scope.organizationId, fetched);
     return fetched;
   }
 

@@ -1,16 +1,12 @@
 import type { CallerIdentity } from '@invoicing/auth-guard';
 import type { DomainEvent, DomainEventType, DomainObjectKind, IdPrefix, Resource } from '@invoicing/contracts';
-import type { FieldError } from '@invoicing/service-kit';
+import type { FieldError, OrganizationOwned } from '@invoicing/service-kit';
 import type { EntityManager } from 'typeorm';
 import type { KnownObject } from '../references/known-objects';
 import type { OrgScope } from '../tenancy/org-scope';
 
-/** Columns every resource entity has. */
-export interface ResourceEntityBase {
-  id: string;
-  organizationId: string;
-  createdAt: Date;
-}
+/** Columns every resource entity has: its id, its owner and its creation time. */
+export type ResourceEntityBase = OrganizationOwned;
 
 export interface PublicObject extends Record<string, unknown> {
   object: string;
@@ -23,7 +19,8 @@ export interface BuildContext<C> {
   caller: CallerIdentity;
   input: C;
   tx: EntityManager;
-  /** uuid of the new object */
+  /** uuid of the new object. The service sets it, with `organizationId` and `createdAt` (`now`), on
+   * the entity `build` returns: a definition never sets the owner of a row. */
   id: string;
   now: Date;
   /** Resolves a reference to another service's object within the caller's organization (or 422). */
@@ -48,7 +45,10 @@ export interface ResourceDefinition<E extends ResourceEntityBase = ResourceEntit
   entity: new () => E;
   /** JSON Schema of the create body (from @invoicing/contracts). */
   createSchema: Record<string, unknown>;
-  /** Validates what the schema cannot (cross-field rules, references) and builds the row. */
+  /**
+   * Validates what the schema cannot (cross-field rules, references) and builds the row from the
+   * input: its own columns only; `id`, `organizationId` and `createdAt` are the service's to set.
+   */
   build(context: BuildContext<C>): Promise<E>;
   view(entity: E): PublicObject;
   filters?: Record<string, ListFilter>;
@@ -56,6 +56,9 @@ export interface ResourceDefinition<E extends ResourceEntityBase = ResourceEntit
   conflicts?: Record<string, { detail: string; error: FieldError }>;
   /** Other services' objects this service keeps in its read model (from their domain events). */
   references?: DomainObjectKind[];
-  /** Further reactions to domain events, run in a transaction. */
-  onEvent?: Partial<Record<DomainEventType, (event: DomainEvent, tx: EntityManager) => Promise<void>>>;
+  /**
+   * Further reactions to domain events, run in a transaction. `organizationId` is the event's
+   * `organization_id` parsed once by the consumer (the uuid the database stores).
+   */
+  onEvent?: Partial<Record<DomainEventType, (event: DomainEvent, organizationId: string, tx: EntityManager) => Promise<void>>>;
 }

@@ -1,5 +1,5 @@
 import type { CallerIdentity } from '@invoicing/auth-guard';
-import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, LIST_FILTERS, newId, parsePublicId, toPublicId } from '@invoicing/contracts';
+import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, LIST_FILTERS, newId, parsePublicId } from '@invoicing/contracts';
 import { ProblemException } from '@invoicing/service-kit';
 import { uuidv7 } from 'uuidv7';
 import { DataSource, QueryFailedError } from 'typeorm';
@@ -8,6 +8,7 @@ import { IdempotencyStore, IdempotentResult } from '../idempotency/idempotency';
 import { Page, parseListQuery, toPage } from '../pagination/list-query';
 import { ReferenceResolver } from '../references/known-objects';
 import { orgScopeOf, OrgScope } from '../tenancy/org-scope';
+import { buildRow } from './build-row';
 import { BodyValidator, compileBody } from '@invoicing/service-kit';
 import { EntityReader } from './entity-reader';
 import type { PublicObject, ResourceDefinition, ResourceEntityBase } from './resource-definition';
@@ -60,7 +61,7 @@ export class ResourceService<E extends ResourceEntityBase, C> {
         require: (kind: DomainObjectKind, publicId: string, field: string) =>
           this.references.require(scope, caller, kind, publicId, field, tx),
       };
-      const entity = await this.def.build({ scope, caller, input, tx, id, now: new Date(), references });
+      const entity = await buildRow(this.def, { scope, caller, input, tx, id, now: new Date(), references });
       try {
         await tx.getRepository(this.def.entity).insert(entity as never);
       } catch (e) {
@@ -80,7 +81,7 @@ export class ResourceService<E extends ResourceEntityBase, C> {
           subject: view.id,
           time: view.created_at,
           datacontenttype: 'application/json',
-          data: { organization_id: toPublicId('org', scope.organizationUuid), object: view },
+          data: { organization_id: caller.organizationPublicId, object: view },
         },
       });
       return { status: 201, body: view, location: `${this.path}/${view.id}` };
@@ -100,14 +101,14 @@ export class ResourceService<E extends ResourceEntityBase, C> {
     const id = parsePublicId(this.def.idPrefix, publicId);
     if (!id) return Promise.resolve(null);
     // Concurrent gets share one statement; each still matches its own organization (EntityReader).
-    return this.reader.byIdInOrganization(id, scope.organizationUuid);
+    return this.reader.byIdInOrganization(id, scope.organizationId);
   }
 
   async list(caller: CallerIdentity, rawQuery: unknown): Promise<Page<PublicObject>> {
     const query = parseListQuery<string>(rawQuery, this.def.idPrefix, this.filterParsers);
     const filters = this.def.filters ?? {};
     const where = ['organization_id = $1'];
-    const values: unknown[] = [orgScopeOf(caller).organizationUuid];
+    const values: unknown[] = [orgScopeOf(caller).organizationId];
     // Filter columns come from the definition, never from the request; values are parameters.
     for (const [name, value] of Object.entries(query.filters)) {
       values.push(value);

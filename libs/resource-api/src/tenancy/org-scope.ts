@@ -1,5 +1,3 @@
-import { parsePublicId } from '@invoicing/contracts';
-
 declare const ORG_SCOPE: unique symbol;
 
 /**
@@ -7,12 +5,11 @@ declare const ORG_SCOPE: unique symbol;
  * caller, so a repository method that takes an OrgScope cannot be called without one.
  */
 export interface OrgScope {
-  readonly organizationUuid: string;
+  /** Organization uuid, as the databases store it (the guard parsed the token's `org_id`). */
+  readonly organizationId: string;
   readonly [ORG_SCOPE]: true;
 }
 
 export function orgScopeOf(caller: { organizationId: string }): OrgScope {
-  const uuid = parsePublicId('org', caller.organizationId);
-  if (!uuid) throw new Error('caller has no valid organization id');
-  return { organizationUuid: uuid } as OrgScope;
+  return { organizationId: caller.organizationId } as OrgScope;
 }

@@ -13,7 +13,7 @@ import { call, HttpAnswer, ResourceTestApp, startResourceTestApp } from './resou
 export interface ResourceContractOptions {
   definition: ResourceServiceDefinition;
   /** A valid create body for an organization (may arrange references first). */
-  validBody(app: ResourceTestApp, organizationId: string, n: number): Promise<Record<string, unknown>>;
+  validBody(app: ResourceTestApp, organizationPublicId: string, n: number): Promise<Record<string, unknown>>;
   /** A body that fails validation, and the fields the 422 must name. */
   invalid: { body: Record<string, unknown>; fields: string[] };
 }
@@ -27,9 +27,9 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
   let owner: OwnerStub;
   const url = (path = '') => `${app.baseUrl}/api/v1/${resource}${path}`;
 
-  async function create(organizationId: string, n = 0, headers: Record<string, string> = {}) {
-    const body = await options.validBody(app, organizationId, n);
-    return call('POST', url(), { token: app.token({ organizationId }), body, headers });
+  async function create(organizationPublicId: string, n = 0, headers: Record<string, string> = {}) {
+    const body = await options.validBody(app, organizationPublicId, n);
+    return call('POST', url(), { token: app.token({ organizationPublicId }), body, headers });
   }
 
   beforeAll(async () => {
@@ -45,22 +45,22 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
 
   describe(`${resource}: contract sections 7 and 8`, () => {
     it('creates with 201, a Location header and the prefixed object, and reads it back', async () => {
-      const org = app.newOrganizationId();
+      const org = app.newOrganizationPublicId();
       const created = await create(org);
       expect(created.status).toBe(201);
       expect(created.body.id).toMatch(new RegExp(`^${prefix}_[0-9a-f]{32}$`));
       expect(created.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       expect(created.headers.get('location')).toBe(`/api/v1/${resource}/${created.body.id}`);
-      const read = await call('GET', url(`/${created.body.id}`), { token: app.token({ organizationId: org }) });
+      const read = await call('GET', url(`/${created.body.id}`), { token: app.token({ organizationPublicId: org }) });
       expect(read.status).toBe(200);
       expect(read.body).toEqual(created.body);
     });
 
     it('lists newest first and pages through every object exactly once', async () => {
-      const org = app.newOrganizationId();
+      const org = app.newOrganizationPublicId();
       const ids: string[] = [];
       for (let i = 0; i < 23; i++) ids.push((await create(org, i)).body.id as string);
-      const token = app.token({ organizationId: org });
+      const token = app.token({ organizationPublicId: org });
       const seen: string[] = [];
       let after: string | undefined;
       let pages = 0;
@@ -94,9 +94,9 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
     });
 
     it("answers another organization's id exactly like an absent or malformed one, and never lists it", async () => {
-      const owner = app.newOrganizationId();
+      const owner = app.newOrganizationPublicId();
       const created = await create(owner);
-      const stranger = app.token({ organizationId: app.newOrganizationId() });
+      const stranger = app.token({ organizationPublicId: app.newOrganizationPublicId() });
       const foreign = await call('GET', url(`/${created.body.id}`), { token: stranger });
       const absent = await call('GET', url(`/${prefix}_${'0'.repeat(32)}`), { token: stranger });
       const malformed = await call('GET', url('/not-an-id'), { token: stranger });
@@ -108,9 +108,9 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
     });
 
     it('answers concurrent gets of two organizations (batched when they arrive together) each with its own object only', async () => {
-      const [orgA, orgB] = [app.newOrganizationId(), app.newOrganizationId()];
+      const [orgA, orgB] = [app.newOrganizationPublicId(), app.newOrganizationPublicId()];
       const [a, b] = [(await create(orgA)).body, (await create(orgB)).body];
-      const [tokenA, tokenB] = [app.token({ organizationId: orgA }), app.token({ organizationId: orgB })];
+      const [tokenA, tokenB] = [app.token({ organizationPublicId: orgA }), app.token({ organizationPublicId: orgB })];
       // Sent together so they arrive in the same turn of the service's event loop: own, foreign, repeated.
       const asks: Array<[string, string, unknown]> = [
         [tokenA, a.id as string, a],
@@ -148,7 +148,7 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
 
     it('requires the scope (403 insufficient_scope naming it)', async () => {
       const readOnly = app.token({ scopes: [`read:${resource}`] });
-      const r = await call('POST', url(), { token: readOnly, body: await options.validBody(app, app.newOrganizationId(), 0) });
+      const r = await call('POST', url(), { token: readOnly, body: await options.validBody(app, app.newOrganizationPublicId(), 0) });
       expect(r.status).toBe(403);
       expect(r.headers.get('www-authenticate')).toBe(`Bearer realm="invoicing", error="insufficient_scope", scope="write:${resource}"`);
       const writeOnly = app.token({ scopes: [`write:${resource}`] });
@@ -173,8 +173,8 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
     });
 
     it('honours Idempotency-Key: replay, 422 for another body, one object for parallel requests', async () => {
-      const org = app.newOrganizationId();
-      const token = app.token({ organizationId: org });
+      const org = app.newOrganizationPublicId();
+      const token = app.token({ organizationPublicId: org });
       const body = await options.validBody(app, org, 1);
       const first = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'k-1' } });
       const again = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'k-1' } });
@@ -197,21 +197,21 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
     });
 
     it('purges Idempotency-Keys older than 24 hours in bounded batches, and keeps younger ones replaying', async () => {
-      const org = app.newOrganizationId();
-      const token = app.token({ organizationId: org });
+      const org = app.newOrganizationPublicId();
+      const token = app.token({ organizationPublicId: org });
       const body = await options.validBody(app, org, 1);
       expect((await call('POST', url(), { token, body, headers: { 'idempotency-key': 'young' } })).status).toBe(201);
       const db = app.service.app.get<DataSource>(getDataSourceToken());
       const schema = options.definition.schema;
-      const orgUuid = parsePublicId('org', org)!;
+      const organizationId = parsePublicId('org', org)!;
       // 25 keys from 25 hours ago, as if written then.
       await db.query(
         `INSERT INTO ${schema}.idempotency_keys (organization_id, key, request_hash, state, response_status, created_at, claimed_until)
          SELECT $1, 'old-' || i, 'h', 'done', 201, now() - interval '25 hours', now() - interval '25 hours' FROM generate_series(1, 25) AS i`,
-        [orgUuid],
+        [organizationId],
       );
       const count = async (): Promise<number> =>
-        Number((await db.query(`SELECT count(*) AS n FROM ${schema}.idempotency_keys WHERE organization_id = $1`, [orgUuid]))[0].n);
+        Number((await db.query(`SELECT count(*) AS n FROM ${schema}.idempotency_keys WHERE organization_id = $1`, [organizationId]))[0].n);
       expect(await count()).toBe(26);
       // Batches of 10: three statements (10, 10, 5) take every old key.
       const store = new IdempotencyStore(db, schema);
@@ -224,8 +224,8 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
     });
 
     it('refuses a NUL, another control character or an unpaired surrogate in any text field with a 422 naming it, and writes nothing', async () => {
-      const org = app.newOrganizationId();
-      const token = app.token({ organizationId: org });
+      const org = app.newOrganizationPublicId();
+      const token = app.token({ organizationPublicId: org });
       const body = await options.validBody(app, org, 1);
       // Free-text fields (not codes, dates or ids), at the top level and in the first array item.
       const isText = (v: unknown) => typeof v === 'string' && !/^[A-Z]{3}$|^\d{4}-|_[0-9a-f]{32}$/.test(v);

@@ -14,10 +14,10 @@ export interface ResourceTestApp {
   config: ResourceConfig;
   baseUrl: string;
   /** An access token signed with the (development) key ring, as the auth service would issue it. */
-  token(options?: { organizationId?: string; scopes?: readonly string[]; expiresIn?: number }): string;
-  newOrganizationId(): string;
+  token(options?: { organizationPublicId?: string; scopes?: readonly string[]; expiresIn?: number }): string;
+  newOrganizationPublicId(): string;
   /** Puts another service's object into this service's read model, as its domain event would. */
-  remember(kind: DomainObjectKind, organizationId: string, object: Record<string, unknown> & { id: string }): Promise<void>;
+  remember(kind: DomainObjectKind, organizationPublicId: string, object: Record<string, unknown> & { id: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,19 +49,19 @@ export async function startResourceTestApp(def: ResourceServiceDefinition, env: 
     service,
     config,
     baseUrl: `http://127.0.0.1:${port}`,
-    newOrganizationId: () => newId('org'),
-    async remember(kind, organizationId, object) {
+    newOrganizationPublicId: () => newId('org'),
+    async remember(kind, organizationPublicId, object) {
       const db = service.app.get<DataSource>(getDataSourceToken());
-      await service.app.get(ReferenceResolver).remember(db, kind, parsePublicId('org', organizationId)!, { object: kind, ...object });
+      await service.app.get(ReferenceResolver).remember(db, kind, parsePublicId('org', organizationPublicId)!, { object: kind, ...object });
     },
-    token({ organizationId, scopes = ALL_SCOPES, expiresIn = 3600 } = {}) {
+    token({ organizationPublicId, scopes = ALL_SCOPES, expiresIn = 3600 } = {}) {
       const iat = Math.floor(Date.now() / 1000);
       return sign({
         iss: config.JWT_ISSUER,
         aud: config.JWT_AUDIENCE,
         sub: newId('key'),
         client_id: 'ak_live_testtesttesttesttesttest',
-        org_id: organizationId ?? toPublicId('org', '00000000-0000-7000-8000-000000000000'),
+        org_id: organizationPublicId ?? toPublicId('org', '00000000-0000-7000-8000-000000000000'),
         scope: scopes.join(' '),
         sid: newId('ses'),
         jti: newId('evt'),
