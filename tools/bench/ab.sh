@@ -6,7 +6,7 @@
 # CPU per request is the figure to compare: on a shared two-core machine throughput moves with
 # whatever else runs, CPU per request much less. Prints figures, asserts nothing.
 #
-#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|read|list|401] [rounds, default 6]
+#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|gateway|read|list|401] [rounds, default 6]
 #
 # Both checkouts must be built (npx nx run-many -t build) and the stack of one of them running
 # (bash tools/stack/start.sh): its auth service makes the key and the token, its product service the
@@ -36,8 +36,11 @@ basic="Basic $(printf '%s:%s' "$client_id" "$client_secret" | base64 -w0)"
 token=$(curl -sf -H "authorization: $basic" -d grant_type=client_credentials "$AUTH/api/v1/auth/token" | json access_token)
 
 case "$WHAT" in
-  token)
-    app=auth-service; count=15000; path=/api/v1/auth/token
+  token | gateway)
+    # gateway: the same exchange through two gateway copies in front of the stack's auth service;
+    # the CPU is the gateway's own (a POST: the proxied-body path).
+    app=auth-service; [ "$WHAT" = gateway ] && app=gateway
+    count=15000; path=/api/v1/auth/token
     load=(-m POST -H "authorization=$basic" -H "content-type=application/x-www-form-urlencoded" -b grant_type=client_credentials) ;;
   read | list | 401)
     app=product-service; count=40000
@@ -48,7 +51,7 @@ case "$WHAT" in
       list) path="/api/v1/products?limit=20"; count=15000; load=(-H "authorization=Bearer $token") ;;
       401) path="/api/v1/products/$product"; load=(-H "authorization=Bearer not-a-token") ;;
     esac ;;
-  *) say "unknown load $WHAT: token, read, list or 401"; exit 2 ;;
+  *) say "unknown load $WHAT: token, gateway, read, list or 401"; exit 2 ;;
 esac
 
 pid_on() { ss -ltnp | grep ":$1 " | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2; }
