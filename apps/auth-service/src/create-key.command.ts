@@ -11,7 +11,8 @@ const USAGE = `usage: auth-service create-key --name NAME --scopes read:invoices
 /**
  * Creates an organization (or uses an existing one) and an API key, and prints
  * `{organization_id, id, name, client_id, client_secret, scopes, created_at}` as JSON on stdout.
- * Until the settings area exists this is how a first key is made; both use ApiKeysService.
+ * For scripts, deployments and a first key without the page; the settings area makes keys through the
+ * same ApiKeysService.
  */
 export async function createKeyCommand(config: AuthConfig, argv: string[]): Promise<number> {
   const { values } = parseArgs({
