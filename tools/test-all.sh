@@ -3,7 +3,8 @@
 # integration tests (real Postgres, Redis, Kafka), end-to-end tests (the built services as
 # processes), the resilience tier (faults and hostile input against those processes) and, where
 # podman is installed, the containers tier (images, docker-compose.yml, kube play). Brings up the
-# infrastructure itself. Ends with one line: "N passed, N failed".
+# infrastructure itself. Ends with each failed test's name and message head, then one line:
+# "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -15,9 +16,14 @@ bash tools/infra/up.sh
 rm -rf tmp/test-results
 
 status=0
+timings=()
 run() {
   echo "::: $*"
+  local began=$SECONDS label="$*"
   if ! "$@"; then status=1; fi
+  # How long each tier took, by its command without `npx nx` and the flags.
+  label=${label#npx nx }
+  timings+=("$(( SECONDS - began )) s  ${label%% --*}")
 }
 run npx nx run-many -t lint typecheck --outputStyle=static
 # Every app once. The tiers after it use that build (--excludeTaskDependencies): with the cache off,
@@ -37,13 +43,21 @@ fi
 node -e '
   const fs = require("fs"), dir = "tmp/test-results";
   let passed = 0, failed = 0, skipped = 0;
+  const failures = [];
   for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
     const r = JSON.parse(fs.readFileSync(`${dir}/${f}`, "utf8"));
     passed += r.passed; failed += r.failed; skipped += r.skipped;
+    failures.push(...(r.failures ?? []));
   }
   if (passed + failed === 0) failed = 1;
+  for (const { test, message } of failures) {
+    console.log(`test-all: FAILED ${test}`);
+    console.log(message.split("\n").map((line) => `    ${line}`).join("\n"));
+  }
   console.log(`test-all: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   process.exitCode = failed > 0 ? 1 : 0;
 ' || status=1
+echo "test-all: time per tier:"
+printf '  %s\n' "${timings[@]}"
 echo "test-all: finished in $(( $(date +%s) - started )) s with status ${status}"
 exit "$status"

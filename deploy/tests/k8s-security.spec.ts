@@ -1,4 +1,4 @@
-import { DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES } from '@invoicing/contracts';
+import { AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES } from '@invoicing/contracts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Container, generated, K8sObject, named, ofKind, OVERLAYS, podLabelsOf, podSpecOf, render, renderOverlay, workloads } from './support/manifests';
@@ -144,11 +144,12 @@ describe.each(['base', ...OVERLAYS])('Kubernetes security and availability (%s)'
 describe('setup Jobs', () => {
   const objects = render('base');
 
-  it('the Kafka topic Job creates auth.revocations.v1 (6 partitions, retention of at least 7200000 ms) and the compacted domain topic', () => {
+  it('the Kafka topic Job creates auth.revocations.v1 (6 partitions, retention of at least 7200000 ms), the compacted domain topic and the audit stream (7 days)', () => {
     const job = named(objects, 'Job', 'kafka-topic-job') as K8sObject;
     const script = podSpecOf(job).containers[0].args?.join('\n') ?? '';
     const created = Object.fromEntries(topicCreations(script).map((t) => [t.topic, t]));
-    expect(Object.keys(created).sort()).toEqual([DOMAIN_TOPIC, REVOCATIONS_TOPIC].sort());
+    expect(Object.keys(created).sort()).toEqual([AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC].sort());
+    expect(created[AUDIT_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'delete', 'retention.ms': '604800000' } });
     expect(created[REVOCATIONS_TOPIC].partitions).toBe(6);
     expect(Number(created[REVOCATIONS_TOPIC].configs['retention.ms'])).toBeGreaterThanOrEqual(7200000);
     expect(created[DOMAIN_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'compact' } });

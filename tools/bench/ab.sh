@@ -6,7 +6,14 @@
 # CPU per request is the figure to compare: on a shared two-core machine throughput moves with
 # whatever else runs, CPU per request much less. Prints figures, asserts nothing.
 #
-#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|gateway|read|list|401] [rounds, default 6]
+#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|refresh|gateway|read|list|401] [rounds, default 6]
+#
+# refresh: 16 chains of refresh-token rotations (each answer's token is the next request's), driven
+# by tools/bench/refresh-load.mjs: autocannon can only repeat one request.
+#
+# AB_AFTER_ALLOWED_IPS=N: the after side's load uses a second key of the same organization whose
+# IP allowlist has N entries (N-1 blocks that do not match, then 127.0.0.1), so its tokens carry the
+# list. With the same checkout on both sides, that is the cost of an allowlist (token, read, list).
 #
 # Both checkouts must be built (npx nx run-many -t build) and the stack of one of them running
 # (bash tools/stack/start.sh): its auth service makes the key and the token, its product service the
@@ -34,22 +41,34 @@ client_id=$(json client_id <<<"$key")
 client_secret=$(json client_secret <<<"$key")
 basic="Basic $(printf '%s:%s' "$client_id" "$client_secret" | base64 -w0)"
 token=$(curl -sf -H "authorization: $basic" -d grant_type=client_credentials "$AUTH/api/v1/auth/token" | json access_token)
+basic_after=$basic; token_after=$token
+if [ -n "${AB_AFTER_ALLOWED_IPS:-}" ]; then
+  ips=$(node -e 'const n=+process.argv[1]; console.log([...Array.from({length:n-1},(_,i)=>`10.${i>>8}.${i&255}.0/24`),"127.0.0.1"].join(","))' "$AB_AFTER_ALLOWED_IPS")
+  key2=$(cd "$AFTER" && node dist/apps/auth-service/apps/auth-service/src/main.js create-key \
+    --organization-id "$(json organization_id <<<"$key")" --name ab-allowlist --scopes "read:products write:products" --allowed-ips "$ips")
+  basic_after="Basic $(printf '%s:%s' "$(json client_id <<<"$key2")" "$(json client_secret <<<"$key2")" | base64 -w0)"
+  token_after=$(curl -sf -H "authorization: $basic_after" -d grant_type=client_credentials "$AUTH/api/v1/auth/token" | json access_token)
+  say "after side: a key with $AB_AFTER_ALLOWED_IPS allowed_ips (its token is $(printf %s "$token_after" | wc -c) bytes, without: $(printf %s "$token" | wc -c))"
+fi
 
 case "$WHAT" in
+  refresh)
+    app=auth-service; count=6000; path=/api/v1/auth/refresh; load=() ; load_after=() ;;
   token | gateway)
     # gateway: the same exchange through two gateway copies in front of the stack's auth service;
     # the CPU is the gateway's own (a POST: the proxied-body path).
     app=auth-service; [ "$WHAT" = gateway ] && app=gateway
     count=15000; path=/api/v1/auth/token
-    load=(-m POST -H "authorization=$basic" -H "content-type=application/x-www-form-urlencoded" -b grant_type=client_credentials) ;;
+    load=(-m POST -H "authorization=$basic" -H "content-type=application/x-www-form-urlencoded" -b grant_type=client_credentials)
+    load_after=(-m POST -H "authorization=$basic_after" -H "content-type=application/x-www-form-urlencoded" -b grant_type=client_credentials) ;;
   read | list | 401)
     app=product-service; count=40000
     product=$(curl -sf -X POST -H "authorization: Bearer $token" -H 'content-type: application/json' \
       -d '{"name":"ab","unit_price":100,"currency":"EUR"}' "$PRODUCTS/api/v1/products" | json id)
     case "$WHAT" in
-      read) path="/api/v1/products/$product"; load=(-H "authorization=Bearer $token") ;;
-      list) path="/api/v1/products?limit=20"; count=15000; load=(-H "authorization=Bearer $token") ;;
-      401) path="/api/v1/products/$product"; load=(-H "authorization=Bearer not-a-token") ;;
+      read) path="/api/v1/products/$product"; load=(-H "authorization=Bearer $token"); load_after=(-H "authorization=Bearer $token_after") ;;
+      list) path="/api/v1/products?limit=20"; count=15000; load=(-H "authorization=Bearer $token"); load_after=(-H "authorization=Bearer $token_after") ;;
+      401) path="/api/v1/products/$product"; load=(-H "authorization=Bearer not-a-token"); load_after=("${load[@]}") ;;
     esac ;;
   *) say "unknown load $WHAT: token, gateway, read, list or 401"; exit 2 ;;
 esac
@@ -75,7 +94,13 @@ for round in $(seq 1 "$ROUNDS"); do
   order="3901 3902"; [ $((round % 2)) -eq 0 ] && order="3902 3901"
   for port in $order; do
     pid=$(pid_on $port); c0=$(cpu_ticks "$pid")
-    out=$("$AC" -c 16 -a "$count" -j "${load[@]}" "http://127.0.0.1:$port$path" 2>/dev/null)
+    if [ "$WHAT" = refresh ]; then
+      side_basic=$basic; [ "$port" = 3902 ] && side_basic=$basic_after
+      out=$(node "$ROOT/tools/bench/refresh-load.mjs" "http://127.0.0.1:$port" "$count" "$side_basic")
+    else
+      if [ "$port" = 3902 ]; then args=("${load_after[@]}"); else args=("${load[@]}"); fi
+      out=$("$AC" -c 16 -a "$count" -j "${args[@]}" "http://127.0.0.1:$port$path" 2>/dev/null)
+    fi
     c1=$(cpu_ticks "$pid")
     rps=$(json requests.average <<<"$out")
     us=$(awk -v a="$c0" -v b="$c1" -v t="$tck" -v n="$count" 'BEGIN{printf "%.1f", (b-a)/t/n*1e6}')

@@ -54,6 +54,9 @@ REVOCATIONS_TOPIC=auth.revocations.v1
 # Domain events (client, product, invoice, payment, expense created): compacted, key = object id,
 # so the latest event of every object stays and a service can rebuild its read model from it.
 DOMAIN_TOPIC=invoicing.domain.v1
+# The audit stream (issue 22): a SIEM reads it; a week lets one catch up after an outage.
+AUDIT_TOPIC=auth.audit.v1
+AUDIT_RETENTION_MS="${AUDIT_RETENTION_MS:-604800000}"
 # 2 x the 1 h access-token lifetime.
 REVOCATIONS_RETENTION_MS="${REVOCATIONS_RETENTION_MS:-7200000}"
 
@@ -593,29 +596,19 @@ kafka_status() {
   return 3
 }
 
-# Creates the domain events topic if absent (compacted).
-kafka_create_domain_topic() {
-  local out
+# Creates a topic of 6 partitions if absent, with the given topic configs (`cleanup.policy=...`,
+# `retention.ms=...`). An existing topic is left as it is, including its retention.ms: change that
+# with kafka-configs / ConfigCommand.
+kafka_create_topic() {
+  local topic="$1" out config
+  shift
+  local configs=()
+  for config in "$@"; do configs+=(--config "$config"); done
   if ! out="$(kafka_java org.apache.kafka.tools.TopicCommand --bootstrap-server "$KAFKA_BOOTSTRAP" \
-    --create --if-not-exists --topic "$DOMAIN_TOPIC" \
-    --partitions 6 --replication-factor 1 \
-    --config cleanup.policy=compact 2>&1)"; then
+    --create --if-not-exists --topic "$topic" \
+    --partitions 6 --replication-factor 1 "${configs[@]}" 2>&1)"; then
     printf '%s\n' "$out" >&2
-    infra_die "could not create topic $DOMAIN_TOPIC"
-  fi
-}
-
-# Creates the topic if absent (an existing topic is left as it is, including
-# its retention.ms: change that with kafka-configs / ConfigCommand).
-kafka_create_revocations_topic() {
-  local out
-  if ! out="$(kafka_java org.apache.kafka.tools.TopicCommand --bootstrap-server "$KAFKA_BOOTSTRAP" \
-    --create --if-not-exists --topic "$REVOCATIONS_TOPIC" \
-    --partitions 6 --replication-factor 1 \
-    --config "retention.ms=$REVOCATIONS_RETENTION_MS" \
-    --config cleanup.policy=delete 2>&1)"; then
-    printf '%s\n' "$out" >&2
-    infra_die "could not create topic $REVOCATIONS_TOPIC"
+    infra_die "could not create topic $topic"
   fi
   # Drop the tool's generic "period or underscore" metric-name warning.
   out="$(printf '%s\n' "$out" | grep -v "^WARNING: Due to limitations in metric names" || true)"

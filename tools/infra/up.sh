@@ -37,8 +37,9 @@ kafka_start
 
 # 5. Topics --------------------------------------------------------------------
 kafka_ensure_libs # the topic tool runs from the same jars (no-op when cached)
-kafka_create_revocations_topic
-kafka_create_domain_topic
+kafka_create_topic "$REVOCATIONS_TOPIC" "retention.ms=$REVOCATIONS_RETENTION_MS" cleanup.policy=delete
+kafka_create_topic "$DOMAIN_TOPIC" cleanup.policy=compact
+kafka_create_topic "$AUDIT_TOPIC" "retention.ms=$AUDIT_RETENTION_MS" cleanup.policy=delete
 
 cat <<EOF
 infra is up ($(($(now_ms) - T0)) ms):
@@ -48,6 +49,7 @@ infra is up ($(($(now_ms) - T0)) ms):
   kafka     127.0.0.1:9092  ${KAFKA_ACTION}  (Kafka $KAFKA_VERSION, KRaft controller 127.0.0.1:9093)
             topic $REVOCATIONS_TOPIC (6 partitions, retention.ms=$REVOCATIONS_RETENTION_MS)
             topic $DOMAIN_TOPIC (6 partitions, compacted)
+            topic $AUDIT_TOPIC (6 partitions, retention.ms=$AUDIT_RETENTION_MS)
   state     $INVOICING_STATE_DIR  (kafka log: $KAFKA_LOG)
   stop with bash tools/infra/down.sh [--purge]
 EOF

@@ -48,6 +48,10 @@ for row in "${TABLE[@]}"; do
   var="$(tr 'a-z-' 'A-Z_' <<<"$name")_URL"
   gateway_env+=("$var=http://127.0.0.1:$((port + OFFSET))")
 done
+# The gateway connects to the services from 127.0.0.2, and the services believe X-Forwarded-For
+# from that address only: a caller of a service's own port on 127.0.0.1 cannot claim another
+# address (ADR 0022). A local process that binds 127.0.0.2 itself still can: this is a dev stack.
+gateway_env+=("UPSTREAM_SOURCE_ADDRESS=127.0.0.2" "TRUSTED_PROXIES=127.0.0.2")
 
 # Services first (the gateway answers 503 for an upstream that is not up yet), gateway last.
 started=()

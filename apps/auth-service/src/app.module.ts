@@ -1,3 +1,11 @@
+import { ExposureService } from './secret-scanning/exposure.service';
+import { AuditController } from './audit/audit.controller';
+import { AuditLog } from './audit/audit-log';
+import { ApiKeyChanges } from './lifecycle/api-key-changes';
+import { KeyChangeLimit } from './lifecycle/key-change-limit';
+import { KeyExpirySweep } from './lifecycle/key-expiry.sweep';
+import { KeyRollService } from './lifecycle/key-roll.service';
+import { KeyUpdateService } from './lifecycle/key-update.service';
 import { DynamicModule, Module } from '@nestjs/common';
 import { AccountController } from './settings/account.controller';
 import { ApiDocsController } from './api-docs/api-docs.controller';
@@ -5,6 +13,7 @@ import { AuthorizationServerMetadataController } from './oauth/authorization-ser
 import { AccountsService } from './settings/accounts.service';
 import { CsrfGuard, DashboardSessionGuard } from './settings/dashboard.guards';
 import { DashboardSessions } from './settings/dashboard-sessions';
+import { SessionCookies } from './settings/session-cookies';
 import { PasswordHasher } from './settings/password-hasher';
 import { ApiKeyCache } from './keys/api-key-cache';
 import { ApiKeysService } from './keys/api-keys.service';
@@ -32,7 +41,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [InfrastructureModule.forRoot(config)],
-      controllers: [TokenController, AccountController, SettingsController, ApiDocsController, AuthorizationServerMetadataController],
+      controllers: [TokenController, AccountController, SettingsController, AuditController, ApiDocsController, AuthorizationServerMetadataController],
       providers: [
         ApiKeysService,
         ApiKeyCache,
@@ -40,6 +49,7 @@ export class AppModule {
         FailureThrottle,
         PasswordHasher,
         DashboardSessions,
+        SessionCookies,
         AccountsService,
         DashboardSessionGuard,
         CsrfGuard,
@@ -54,6 +64,13 @@ export class AppModule {
         RefreshService,
         RevocationOutbox,
         RevocationRelay,
+        ApiKeyChanges,
+        KeyRollService,
+        KeyUpdateService,
+        KeyExpirySweep,
+        KeyChangeLimit,
+        AuditLog,
+        ExposureService,
       ],
     };
   }
@@ -66,7 +83,19 @@ export class CliModule {
     return {
       module: CliModule,
       imports: [InfrastructureModule.forRoot(config)],
-      providers: [ApiKeysService],
+      providers: [ApiKeysService, AuditLog],
+    };
+  }
+}
+
+/** `verify-audit` reads the audit log only. */
+@Module({})
+export class AuditCliModule {
+  static forRoot(config: AuthConfig): DynamicModule {
+    return {
+      module: AuditCliModule,
+      imports: [InfrastructureModule.forRoot(config)],
+      providers: [AuditLog],
     };
   }
 }

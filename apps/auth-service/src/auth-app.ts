@@ -6,6 +6,8 @@ import { AppModule } from './app.module';
 import type { AuthConfig } from './config/config';
 import { SessionStore } from './sessions/session-store';
 import { sendOAuthError } from './oauth/oauth-error.renderer';
+import { ExposureService } from './secret-scanning/exposure.service';
+import { registerGithubReportRoute } from './secret-scanning/github-route';
 
 const OAUTH_PATHS = /^\/api\/v1\/auth\//;
 
@@ -15,6 +17,7 @@ export async function createAuthApp(config: AuthConfig): Promise<ServiceApp> {
     service: 'auth-service',
     logLevel: config.LOG_LEVEL,
     acceptForms: true,
+    trustedProxies: config.TRUSTED_PROXIES,
     // Every error keeps the format of the endpoint it hit, including errors raised before a handler
     // (bad JSON, media type, size): RFC 6749 on the token endpoints, problem+json elsewhere.
     renderError: (error, request, reply, logger) =>
@@ -22,6 +25,8 @@ export async function createAuthApp(config: AuthConfig): Promise<ServiceApp> {
   });
   // Settings-area session and CSRF cookies.
   await service.app.register(fastifyCookie);
+  // GitHub's leaked-secret reports: a raw body (the signature covers its bytes).
+  await registerGithubReportRoute(service.fastify, () => service.app.get(ExposureService));
   return service;
 }
 

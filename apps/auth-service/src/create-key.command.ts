@@ -6,11 +6,13 @@ import { CliModule } from './app.module';
 import type { AuthConfig } from './config/config';
 
 const USAGE = `usage: auth-service create-key --name NAME --scopes read:invoices,write:invoices
-                       (--organization-name ORG | --organization-id org_...)`;
+                       (--organization-name ORG | --organization-id org_...)
+                       [--expires-at 2027-01-31T23:59:59Z] [--allowed-ips 203.0.113.0/24,2001:db8::/32]`;
 
 /**
  * Creates an organization (or uses an existing one) and an API key, and prints
- * `{organization_id, id, name, client_id, client_secret, scopes, created_at}` as JSON on stdout.
+ * `{organization_id, id, name, client_id, client_secret, scopes, created_at, expires_at, allowed_ips}`
+ * as JSON on stdout. The expiry and the allowlist follow the settings API's rules (ADR 0023).
  * For scripts, deployments and a first key without the page; the settings area makes keys through the
  * same ApiKeysService.
  */
@@ -22,6 +24,8 @@ export async function createKeyCommand(config: AuthConfig, argv: string[]): Prom
       scopes: { type: 'string' },
       'organization-name': { type: 'string' },
       'organization-id': { type: 'string' },
+      'expires-at': { type: 'string' },
+      'allowed-ips': { type: 'string' },
     },
     strict: true,
   });
@@ -44,7 +48,10 @@ export async function createKeyCommand(config: AuthConfig, argv: string[]): Prom
       organizationId = (await keys.createOrganization(values['organization-name']!)).id;
     }
     const scopes = values.scopes.split(/[ ,]+/).filter(Boolean);
-    const { key, clientSecret } = await keys.createKey(organizationId, values.name, scopes);
+    const { key, clientSecret } = await keys.createKey(organizationId, values.name, scopes, new Date(), {
+      expiresAt: values['expires-at'],
+      allowedIps: values['allowed-ips']?.split(/[ ,]+/).filter(Boolean),
+    });
     process.stdout.write(
       `${JSON.stringify({
         organization_id: toPublicId('org', organizationId),
@@ -54,12 +61,14 @@ export async function createKeyCommand(config: AuthConfig, argv: string[]): Prom
         client_secret: clientSecret,
         scopes: key.scopes,
         created_at: key.created_at,
+        expires_at: key.expires_at,
+        allowed_ips: key.allowed_ips,
       })}\n`,
     );
     return 0;
   } catch (e) {
     if (e instanceof InvalidApiKeyInput) {
-      process.stderr.write(`${e.field}: ${e.message}\n`);
+      for (const error of e.errors) process.stderr.write(`${error.field}: ${error.message}\n`);
       return 2;
     }
     throw e;

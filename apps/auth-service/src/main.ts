@@ -2,12 +2,14 @@ import 'reflect-metadata';
 import { printJson, runCli, runMigrations, SERVING } from '@invoicing/service-kit';
 import { createAuthApp, startAuthApp } from './auth-app';
 import { createKeyCommand } from './create-key.command';
+import { verifyAuditCommand } from './audit/verify-audit.command';
 import { authEnvSpec, loadAuthConfig } from './config/config';
 import { authDataSourceOptions } from './database/data-source';
 
 /**
  * One entry point: `serve` (default), `migrate` (run by the Kubernetes migration Job with the
- * schema owner's role), `create-key`, and `env-spec` (the variables it reads, as JSON).
+ * schema owner's role), `create-key`, `verify-audit` (an organization's audit chain), and
+ * `env-spec` (the variables it reads, as JSON).
  */
 runCli('auth-service', {
   serve: async () => {
@@ -20,5 +22,6 @@ runCli('auth-service', {
     return printJson({ service: 'auth-service', migrations_applied: applied });
   },
   'create-key': (args) => createKeyCommand(loadAuthConfig(), args),
+  'verify-audit': (args) => verifyAuditCommand(loadAuthConfig(), args),
   'env-spec': () => printJson(authEnvSpec()),
 });

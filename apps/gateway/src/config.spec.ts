@@ -27,6 +27,31 @@ describe(loadGatewayConfig.name, () => {
   it('refuses a timeout below 100 ms', () => {
     expect(() => loadGatewayConfig({ UPSTREAM_TIMEOUT_MS: '5' })).toThrow(/UPSTREAM_TIMEOUT_MS/);
   });
+
+  it('serves metrics beside the public port by default (PORT + 1000), on METRICS_PORT when set, nowhere when 0', () => {
+    expect(loadGatewayConfig({}).METRICS_PORT).toBe(GATEWAY_PORT + 1000);
+    expect(loadGatewayConfig({ PORT: '28080' }).METRICS_PORT).toBe(29080);
+    expect(loadGatewayConfig({ METRICS_PORT: '9464' }).METRICS_PORT).toBe(9464);
+    expect(loadGatewayConfig({ METRICS_PORT: '0' }).METRICS_PORT).toBe(0);
+    // Beside an ephemeral public port, no default one.
+    expect(loadGatewayConfig({ PORT: '0' }).METRICS_PORT).toBe(0);
+  });
+
+  it('refuses a metrics port that is the public one, or no port at all', () => {
+    expect(() => loadGatewayConfig({ PORT: '8080', METRICS_PORT: '8080' })).toThrow(/METRICS_PORT: must differ from PORT/);
+    expect(() => loadGatewayConfig({ PORT: '65000' })).toThrow(/METRICS_PORT/);
+    expect(loadGatewayConfig({ PORT: '65000', METRICS_PORT: '0' }).METRICS_PORT).toBe(0);
+    expect(() => loadGatewayConfig({ METRICS_PORT: '70000' })).toThrow(/METRICS_PORT/);
+  });
+
+  it('takes UPSTREAM_SOURCE_ADDRESS as an IP address, unset by default', () => {
+    expect(loadGatewayConfig({}).UPSTREAM_SOURCE_ADDRESS).toBeUndefined();
+    expect(loadGatewayConfig({ UPSTREAM_SOURCE_ADDRESS: '127.0.0.2' }).UPSTREAM_SOURCE_ADDRESS).toBe('127.0.0.2');
+    expect(loadGatewayConfig({ UPSTREAM_SOURCE_ADDRESS: '::1' }).UPSTREAM_SOURCE_ADDRESS).toBe('::1');
+    for (const bad of ['localhost', '127.0.0.2:80', '127.0.0.256', '10.0.0.0/8', '']) {
+      expect(() => loadGatewayConfig({ UPSTREAM_SOURCE_ADDRESS: bad })).toThrow(/UPSTREAM_SOURCE_ADDRESS/);
+    }
+  });
 });
 
 describe(serviceUrlVariable.name, () => {
@@ -41,7 +66,9 @@ describe(gatewayEnvSpec.name, () => {
     const spec = gatewayEnvSpec();
     const names = spec.map((v) => v.name);
     for (const name of SERVICE_NAMES) expect(names).toContain(serviceUrlVariable(name));
-    expect(names).toEqual(expect.arrayContaining(['PORT', 'HOST', 'LOG_LEVEL', 'UPSTREAM_TIMEOUT_MS', 'SHUTDOWN_GRACE_SECONDS']));
+    expect(names).toEqual(
+      expect.arrayContaining(['PORT', 'METRICS_PORT', 'HOST', 'LOG_LEVEL', 'UPSTREAM_TIMEOUT_MS', 'UPSTREAM_SOURCE_ADDRESS', 'SHUTDOWN_GRACE_SECONDS']),
+    );
     expect(spec.filter((v) => v.secret || v.required)).toEqual([]);
   });
 });

@@ -1,15 +1,22 @@
 import fastifyHttpProxy from '@fastify/http-proxy';
 import { GATEWAY_ROUTES, GatewayRoute } from '@invoicing/contracts';
-import { createLogger, createMetrics, drainOnSignals, fastifyBaseOptions, installAccessLog, installHealthRoutes, OpsState } from '@invoicing/service-kit';
+import { createLogger, drainOnSignals, fastifyBaseOptions, installAccessLog, installHealthRoutes, OpsState } from '@invoicing/service-kit';
 import Fastify, { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from './config';
+import { closeConnectionsWhenClosing } from './http/closing';
 import { drainUnreadBody, shieldRequestBody } from './http/early-response';
 import { classifyUpstreamError, sendGatewayProblem } from './http/gateway-problem';
+import { withoutHopByHop } from './http/hop-by-hop';
+import { answerFrameworkError, rejectMalformedRequest } from './http/request-guards';
+import { createMetricsApp } from './observability/metrics-app';
 import { resolveRoutes, ResolvedRoute } from './routing/route-table';
 
 export interface Gateway {
+  /** The public app: the proxied routes and the health routes. */
   fastify: FastifyInstance;
+  /** GET /metrics of the public app's traffic, for the METRICS_PORT listener; closed with the public app. */
+  metrics: FastifyInstance;
   routes: ResolvedRoute[];
   state: OpsState;
 }
@@ -26,15 +33,23 @@ const METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
 export async function createGateway(config: GatewayConfig, table: readonly GatewayRoute[] = GATEWAY_ROUTES): Promise<Gateway> {
   const routes = resolveRoutes(table, config.upstreams);
   const logger: FastifyBaseLogger = createLogger('gateway', config.LOG_LEVEL);
-  // The gateway is the edge: the client is the peer, whatever X-Forwarded-For a caller claims.
-  const fastify = Fastify(fastifyBaseOptions(logger, { trustProxy: false }));
+  const fastify = Fastify({
+    // The gateway is the edge: the client is the peer, whatever X-Forwarded-For a caller claims.
+    ...fastifyBaseOptions(logger, { trustProxy: false }),
+    frameworkErrors: answerFrameworkError,
+    // rejectMalformedRequest checks Host and answers in problem+json; Node's check answers an empty 400.
+    http: { requireHostHeader: false },
+  });
   const state: OpsState = { shuttingDown: false };
 
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
     done();
   });
+  fastify.addHook('onRequest', rejectMalformedRequest);
   installAccessLog(fastify);
+  // Before drainUnreadBody, which takes back the `Connection: close` of an answer whose body it drains.
+  closeConnectionsWhenClosing(fastify);
   fastify.addHook('onSend', drainUnreadBody);
   fastify.setNotFoundHandler((request, reply) => {
     sendGatewayProblem(reply, 404, `No route for ${request.url.split('?', 1)[0]}.`);
@@ -45,7 +60,7 @@ export async function createGateway(config: GatewayConfig, table: readonly Gatew
     sendGatewayProblem(reply, status, status === 500 ? 'An unexpected error occurred. Quote the request_id when you report it.' : 'The request was rejected.');
   });
 
-  createMetrics('gateway').install(fastify);
+  const metrics = createMetricsApp(fastify, logger);
   installHealthRoutes(fastify, {}, state);
 
   for (const route of routes) {
@@ -58,13 +73,14 @@ export async function createGateway(config: GatewayConfig, table: readonly Gatew
       httpMethods: METHODS,
       disableRequestLogging: true,
       preHandler: shieldRequestBody,
-      undici: { connections: 128, pipelining: 1, keepAliveTimeout: 30000 },
+      undici: upstreamClientOptions(config),
       replyOptions: {
         timeout: config.UPSTREAM_TIMEOUT_MS,
         // reply-from would retry a GET that got a 503 up to ten times: the service's 503 (a dependency
         // down, still replaying revocations) is the answer and must reach the caller as it is.
         retryDelay: () => null,
         rewriteRequestHeaders: (request, headers) => forwardedHeaders(request, headers as IncomingHttpHeaders),
+        rewriteHeaders: (headers) => withoutHopByHop(headers),
         onError: (reply, { error }) => {
           const failure = classifyUpstreamError(error);
           reply.request.log.warn({ upstream: route.upstream, service: route.service, status: failure.status, err: error }, 'upstream failed');
@@ -73,17 +89,26 @@ export async function createGateway(config: GatewayConfig, table: readonly Gatew
       },
     });
   }
-  return { fastify, routes, state };
+  return { fastify, metrics, routes, state };
+}
+
+/**
+ * undici's options for the upstream connections. The source address is the client's `localAddress`:
+ * a `connect: { localAddress }` would be overridden by the client's own (unset) one.
+ */
+function upstreamClientOptions(config: GatewayConfig) {
+  const source = config.UPSTREAM_SOURCE_ADDRESS ? { localAddress: config.UPSTREAM_SOURCE_ADDRESS } : {};
+  return { connections: 128, pipelining: 1, keepAliveTimeout: 30000, ...source };
 }
 
 /**
  * The request id travels upstream so both log lines carry it. X-Forwarded-* are set, not appended:
  * the services trust them for per-address throttling, so a caller must not be able to forge them.
  * `Expect: 100-continue` (curl sends it for bodies over 1 KiB) was already answered by this server;
- * the upstream client refuses to send it again.
+ * the upstream client refuses to send it again. Hop-by-hop fields end here (hop-by-hop.ts).
  */
 function forwardedHeaders(request: { id: unknown; ip: string; protocol: string; host: string }, headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const { expect: _answered, ...rest } = headers;
+  const { expect: _answered, ...rest } = withoutHopByHop(headers);
   return {
     ...rest,
     'x-request-id': String(request.id),
@@ -93,12 +118,18 @@ function forwardedHeaders(request: { id: unknown; ip: string; protocol: string; 
   };
 }
 
+/** Listens on PORT, and with the metrics app on METRICS_PORT unless it is 0; both on HOST. */
+export async function listenGateway(gateway: Gateway, config: GatewayConfig): Promise<void> {
+  await gateway.fastify.listen({ port: config.PORT, host: config.HOST });
+  if (config.METRICS_PORT !== 0) await gateway.metrics.listen({ port: config.METRICS_PORT, host: config.HOST });
+}
+
 /**
  * Listens and drains on SIGTERM/SIGINT: readiness turns 503, Fastify stops accepting, in-flight
  * proxied requests finish (bounded by SHUTDOWN_GRACE_SECONDS), then the process exits.
  */
 export async function startGateway(gateway: Gateway, config: GatewayConfig): Promise<void> {
-  await gateway.fastify.listen({ port: config.PORT, host: config.HOST });
+  await listenGateway(gateway, config);
   drainOnSignals({
     state: gateway.state,
     logger: gateway.fastify.log,

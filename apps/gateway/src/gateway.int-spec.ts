@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { AddressInfo, createServer, Server, Socket } from 'node:net';
 import type { GatewayConfig } from './config';
-import { createGateway, Gateway } from './gateway-app';
+import { createGateway, Gateway, listenGateway } from './gateway-app';
+import { MAX_URL_LENGTH } from './http/request-guards';
 
 /** What a throwaway upstream saw, echoed as JSON. */
 interface Seen {
@@ -15,6 +16,9 @@ interface Seen {
   request_id?: string;
   forwarded_for?: string;
   content_type?: string;
+  /** The address the upstream connection came from. */
+  peer?: string;
+  headers: Record<string, unknown>;
   body_bytes: number;
   body_sha256: string;
 }
@@ -58,6 +62,11 @@ async function startUpstream(
     await new Promise((r) => setTimeout(r, 1500));
     return { late: true };
   });
+  // Hop-by-hop fields of the upstream's own connection, one of them named by its Connection header.
+  app.get('/api/v1/invoices/hop-by-hop', async (_request, reply) => {
+    void reply.headers({ connection: 'keep-alive, x-upstream-hop', 'keep-alive': 'timeout=5', 'x-upstream-hop': '1', 'x-end-to-end': '1' });
+    return { hop: true };
+  });
   app.all('/*', async (request): Promise<Seen> => {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     return {
@@ -67,6 +76,8 @@ async function startUpstream(
       request_id: request.headers['x-request-id'] as string | undefined,
       forwarded_for: request.headers['x-forwarded-for'] as string | undefined,
       content_type: request.headers['content-type'],
+      peer: request.socket.remoteAddress,
+      headers: request.headers,
       body_bytes: body.length,
       body_sha256: createHash('sha256').update(body).digest('hex'),
     };
@@ -129,12 +140,67 @@ async function startEarlyAnswerServer(): Promise<{ url: string; close(): Promise
 }
 
 /** A port nobody listens on: bind an ephemeral one, then release it. */
-async function closedPortUrl(): Promise<string> {
+async function closedPort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   await new Promise((r) => server.close(r));
-  return `http://127.0.0.1:${port}`;
+  return port;
+}
+
+async function closedPortUrl(): Promise<string> {
+  return `http://127.0.0.1:${await closedPort()}`;
+}
+
+/** Whether `promise` settles within `ms` (never a test's whole timeout). */
+async function within(ms: number, promise: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface RawExchange {
+  status: number;
+  /** Lower-cased names; repeated fields joined with ", ". */
+  headers: Record<string, string>;
+  body: string;
+  /** Whether the server closed the connection within the wait. */
+  closedByServer: boolean;
+}
+
+/**
+ * Writes `text` on a fresh TCP connection, byte for byte (no client normalises or adds a header),
+ * and reads until the server closes the connection or `waitMs` passes.
+ */
+function rawExchange(baseUrl: string, text: string, waitMs = 2000): Promise<RawExchange> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = new Socket();
+    let received = '';
+    const settle = (closedByServer: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      const end = received.indexOf('\r\n\r\n');
+      if (end < 0) return reject(new Error(`no response head (closed by server: ${closedByServer}): ${JSON.stringify(received.slice(0, 200))}`));
+      const [statusLine, ...lines] = received.slice(0, end).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const name = line.slice(0, line.indexOf(':')).trim().toLowerCase();
+        const value = line.slice(line.indexOf(':') + 1).trim();
+        headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: received.slice(end + 4), closedByServer });
+    };
+    const timer = setTimeout(() => settle(false), waitMs);
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.once('close', () => settle(true));
+    socket.on('error', () => undefined);
+    socket.connect(Number(port), hostname, () => socket.write(text));
+  });
 }
 
 function configFor(upstreams: Record<ServiceName, string>, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -142,6 +208,7 @@ function configFor(upstreams: Record<ServiceName, string>, overrides: Partial<Ga
     NODE_ENV: 'test',
     HOST: '127.0.0.1',
     PORT: 0,
+    METRICS_PORT: 0,
     LOG_LEVEL: 'silent',
     SHUTDOWN_GRACE_SECONDS: 1,
     UPSTREAM_TIMEOUT_MS: 500,
@@ -159,6 +226,16 @@ function expectProblem(response: Response, body: Record<string, unknown>, status
   expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(body).toMatchObject({ status, type: expect.stringContaining(PROBLEM_TYPE_BASE), title: expect.any(String), detail: expect.any(String) });
   expect(body.request_id).toBe(response.headers.get('x-request-id'));
+}
+
+/** expectProblem for a raw exchange. */
+function expectRawProblem(exchange: RawExchange, status: number): Record<string, unknown> {
+  expect(exchange.status).toBe(status);
+  expect(exchange.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const body = JSON.parse(exchange.body) as Record<string, unknown>;
+  expect(body).toMatchObject({ status, type: expect.stringContaining(PROBLEM_TYPE_BASE), title: expect.any(String), detail: expect.any(String) });
+  expect(body.request_id).toBe(exchange.headers['x-request-id']);
+  return body;
 }
 
 describe('gateway (in front of throwaway upstreams)', () => {
@@ -335,26 +412,65 @@ describe('gateway (in front of throwaway upstreams)', () => {
     expect(connections).toBe(1);
   });
 
-  it('settles (413 or a 502 problem, never a hang) when the upstream closes the connection mid-upload', async () => {
+  it('settles (413 or a 502 problem, never a hang) when the upstream closes the connection mid-upload, 25 times, and closes promptly after each', async () => {
+    // The upstream refuses the 2 MiB body on its Content-Length and closes: the caller gets its answer
+    // while still uploading, and the gateway drains the rest of the upload. It once hung here: closed
+    // right after the answer (as each round does), the gateway waited for that connection, idle once
+    // drained, until the keep-alive timeout (72 s). Each round is bounded, so a hang fails in seconds.
     const closing = await startUpstream('closing', MiB);
-    const second = await createGateway(configFor({ ...mainUpstreams(), 'invoice-service': closing.url }), [{ prefix: '/api/v1/invoices', service: 'invoice-service' }]);
-    const url = await listen(second);
+    type Outcome = { status: number; type: string | null; closed: string };
+    const unsettled = (o: Outcome): boolean =>
+      o.closed !== 'promptly' || o.type === 'TimeoutError' || (o.status !== 0 && !([413, 502].includes(o.status) && /^application\/problem\+json/.test(o.type ?? '')));
+    const outcomes: Outcome[] = [];
     try {
-      for (let i = 0; i < 3; i++) {
-        const outcome = await fetch(`${url}/api/v1/invoices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * MiB, 'a'), signal: AbortSignal.timeout(5000) }).then(
-          async (r) => ({ status: r.status, type: r.headers.get('content-type') }),
+      while (outcomes.length < 25) {
+        const second = await createGateway(configFor({ ...mainUpstreams(), 'invoice-service': closing.url }), [{ prefix: '/api/v1/invoices', service: 'invoice-service' }]);
+        const url = await listen(second);
+        // A connection error while the caller still uploads is acceptable (status 0); a timeout is not.
+        const answer = await fetch(`${url}/api/v1/invoices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * MiB, 'a'), signal: AbortSignal.timeout(3000) }).then(
+          (r) => ({ status: r.status, type: r.headers.get('content-type') }),
           (e: Error) => ({ status: 0, type: (e.cause as { code?: string } | undefined)?.code ?? e.name }),
         );
-        // A connection error while the caller still uploads is acceptable; a timeout is not.
-        expect(outcome.type).not.toBe('TimeoutError');
-        if (outcome.status !== 0) {
-          expect([413, 502]).toContain(outcome.status);
-          expect(outcome.type).toMatch(/^application\/problem\+json/);
+        const closed = second.fastify.close();
+        const prompt = await within(3000, closed);
+        if (!prompt) {
+          second.fastify.server.closeAllConnections();
+          await closed;
         }
+        outcomes.push({ ...answer, closed: prompt ? 'promptly' : 'not within 3 s' });
+        if (unsettled(outcomes[outcomes.length - 1])) break;
       }
     } finally {
-      await second.fastify.close();
       await closing.app.close();
+    }
+    expect(outcomes.filter(unsettled)).toEqual([]);
+    expect(outcomes).toHaveLength(25);
+  });
+
+  it("gives an answer sent while it closes `Connection: close`, and closes without waiting for the caller's keep-alive", async () => {
+    const slow = await startUpstream('slow');
+    const second = await createGateway(configFor({ ...mainUpstreams(), 'expense-service': slow.url }, { UPSTREAM_TIMEOUT_MS: 5000 }), [{ prefix: '/api/v1/slow', service: 'expense-service' }]);
+    const url = await listen(second);
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const answer = new Promise<{ status: number; connection?: string }>((resolve, reject) => {
+        request(`${url}/api/v1/slow`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+        })
+          .on('error', reject)
+          .end();
+      });
+      // The upstream takes 1.5 s: close while the request is in flight.
+      await new Promise((r) => setTimeout(r, 300));
+      const closed = second.fastify.close();
+      expect(await answer).toEqual({ status: 200, connection: 'close' });
+      // Not kept alive for the agent's next request: the close is done once the answer is.
+      expect(await within(1000, closed)).toBe(true);
+    } finally {
+      agent.destroy();
+      await second.fastify.close();
+      await slow.app.close();
     }
   });
 
@@ -474,16 +590,144 @@ describe('gateway (in front of throwaway upstreams)', () => {
     }
   });
 
-  it('serves its own health and metrics endpoints', async () => {
+  it('serves its own health endpoints on the public port', async () => {
     expect((await get('/health/live')).response.status).toBe(200);
     const ready = await get('/health/ready');
     expect(ready.response.status).toBe(200);
     expect(ready.body).toMatchObject({ status: 'ready' });
-    const metrics = await fetch(`${base}/metrics`);
-    const text = await metrics.text();
-    expect(text).toContain('http_request_duration_seconds');
-    expect(text).toContain('service="gateway"');
-    expect(text).toMatch(/route="\/api\/v1\/invoices\/\*"/);
+  });
+
+  it('serves its metrics on METRICS_PORT only: on the public port /metrics is an unknown path (404 problem)', async () => {
+    const metricsPort = await closedPort();
+    const config = configFor(mainUpstreams(), { METRICS_PORT: metricsPort });
+    const second = await createGateway(config);
+    await listenGateway(second, config);
+    const url = `http://127.0.0.1:${(second.fastify.server.address() as AddressInfo).port}`;
+    try {
+      expect((await fetch(`${url}/api/v1/invoices/inv_1`)).status).toBe(200);
+      for (const path of ['/metrics', '/metrics/', '/METRICS']) {
+        const response = await fetch(`${url}${path}`);
+        const text = await response.text();
+        expect({ path, status: response.status, prometheus: text.includes('http_request_duration_seconds') }).toEqual({ path, status: 404, prometheus: false });
+        expectProblem(response, JSON.parse(text) as Record<string, unknown>, 404);
+      }
+      const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(metrics.status).toBe(200);
+      const text = await metrics.text();
+      expect(text).toContain('http_request_duration_seconds');
+      expect(text).toContain('service="gateway"');
+      expect(text).toMatch(/route="\/api\/v1\/invoices\/\*"/);
+      // The metrics listener serves nothing else.
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/api/v1/invoices`)).status).toBe(404);
+    } finally {
+      await second.fastify.close();
+    }
+    // Closed with the public app.
+    expect(second.metrics.server.listening).toBe(false);
+    // METRICS_PORT=0: no listener (the suite's own gateway).
+    expect(gateway.metrics.server.listening).toBe(false);
+  });
+
+  it('honours Connection: close and HTTP/1.0 on proxied routes: answers Connection: close and closes the socket at once', async () => {
+    for (const [name, text] of [
+      ['HTTP/1.1, Connection: close', 'GET /api/v1/invoices HTTP/1.1\r\nHost: gw.test\r\nConnection: close\r\n\r\n'],
+      ['HTTP/1.0', 'GET /api/v1/invoices HTTP/1.0\r\nHost: gw.test\r\n\r\n'],
+      ['HTTP/1.0 POST', 'POST /api/v1/invoices HTTP/1.0\r\nHost: gw.test\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'],
+      // The upstream answers `Connection: keep-alive` and `Keep-Alive` of its own: not the caller's business.
+      ['HTTP/1.0, upstream keep-alive fields', 'GET /api/v1/invoices/hop-by-hop HTTP/1.0\r\nHost: gw.test\r\n\r\n'],
+    ]) {
+      const exchange = await rawExchange(base, text, 2000);
+      expect({ name, status: exchange.status, connection: exchange.headers.connection, keepAlive: exchange.headers['keep-alive'], closedByServer: exchange.closedByServer }).toEqual({
+        name,
+        status: 200,
+        connection: 'close',
+        keepAlive: undefined,
+        closedByServer: true,
+      });
+    }
+    // Without either, the caller's connection stays open for its next request, after the gateway's
+    // own answers too (a bodyless request once counted as one with an undeclared body: closed).
+    for (const [path, status] of [['/api/v1/invoices', 200], ['/no-such-route', 404]] as const) {
+      const kept = await rawExchange(base, `GET ${path} HTTP/1.1\r\nHost: gw.test\r\n\r\n`, 500);
+      expect({ path, status: kept.status, connection: kept.headers.connection, closedByServer: kept.closedByServer }).toEqual({ path, status, connection: 'keep-alive', closedByServer: false });
+    }
+  });
+
+  it('forwards no hop-by-hop field, either way (RFC 9110 section 7.6.1)', async () => {
+    // A caller's Keep-Alive made the upstream client refuse the request: a 502.
+    const sent = await rawExchange(
+      base,
+      'GET /api/v1/invoices HTTP/1.1\r\nHost: gw.test\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nProxy-Connection: keep-alive\r\nX-End-To-End: 1\r\n\r\n',
+    );
+    expect(sent.status).toBe(200);
+    const seen = JSON.parse(sent.body) as Seen;
+    expect(Object.keys(seen.headers)).toEqual(expect.arrayContaining(['x-end-to-end']));
+    expect(Object.keys(seen.headers).filter((name) => ['x-hop', 'keep-alive', 'te', 'proxy-connection'].includes(name))).toEqual([]);
+    expect(seen.headers.connection).not.toMatch(/close|x-hop/i);
+
+    const answered = await rawExchange(base, 'GET /api/v1/invoices/hop-by-hop HTTP/1.1\r\nHost: gw.test\r\n\r\n', 500);
+    expect(answered.status).toBe(200);
+    expect(answered.headers['x-end-to-end']).toBe('1');
+    expect(answered.headers['x-upstream-hop']).toBeUndefined();
+    // The gateway's own keep-alive, not the upstream's.
+    expect(answered.headers.connection).toBe('keep-alive');
+    expect(answered.headers['keep-alive']).not.toBe('timeout=5');
+  });
+
+  it('answers a URL that is not valid percent-encoding 400, and one over MAX_URL_LENGTH 414, as problems that do not echo it', async () => {
+    const long = 'a'.repeat(10000);
+    for (const [path, status] of [
+      ['/%ff', 400],
+      ['/api/v1/invoices/%ff', 400],
+      ['/api/v1/invoices/%zz', 400],
+      [`/${long}`, 414],
+      [`/api/v1/invoices/${long}`, 414],
+      [`/api/v1/invoices?q=${long}`, 414],
+    ] as const) {
+      const response = await fetch(`${base}${path}`);
+      const text = await response.text();
+      expect({ path: path.slice(0, 40), status: response.status }).toEqual({ path: path.slice(0, 40), status });
+      expectProblem(response, JSON.parse(text) as Record<string, unknown>, status);
+      expect(text).not.toMatch(/%ff|%zz|a{100}/);
+    }
+    expect(JSON.parse(await (await fetch(`${base}/${long}`)).text())).toMatchObject({ title: 'URI too long', type: expect.stringMatching(/\/uri-too-long$/) });
+    // Up to the limit, the URL is forwarded.
+    const atLimit = `/api/v1/invoices/${'b'.repeat(MAX_URL_LENGTH - '/api/v1/invoices/'.length)}`;
+    const { response, body } = await get(atLimit);
+    expect(response.status).toBe(200);
+    expect(body.url).toBe(atLimit);
+    expect((await fetch(`${base}${atLimit}b`)).status).toBe(414);
+  });
+
+  it('answers two Host headers, or an HTTP/1.1 request without one, 400 problem+json and forwards neither (RFC 9112 section 3.2)', async () => {
+    const upstream = upstreams.get('invoice-service');
+    const hitsBefore = upstream?.hits();
+    for (const text of [
+      'GET /api/v1/invoices HTTP/1.1\r\nHost: gw.test\r\nHost: evil.test\r\n\r\n',
+      'GET /api/v1/invoices HTTP/1.1\r\nHost: gw.test\r\nhost: gw.test\r\n\r\n',
+      'GET /api/v1/invoices HTTP/1.0\r\nHost: gw.test\r\nHOST: evil.test\r\n\r\n',
+      'GET /api/v1/invoices HTTP/1.1\r\n\r\n',
+    ]) {
+      const body = expectRawProblem(await rawExchange(base, text, 500), 400);
+      expect(JSON.stringify(body)).not.toContain('evil');
+    }
+    expect(upstream?.hits()).toBe(hitsBefore);
+    // HTTP/1.0 may omit it.
+    expect((await rawExchange(base, 'GET /api/v1/invoices HTTP/1.0\r\n\r\n')).status).toBe(200);
+  });
+
+  it('opens its upstream connections from UPSTREAM_SOURCE_ADDRESS when set', async () => {
+    // Linux routes all of 127.0.0.0/8 on lo: the upstream on 127.0.0.1 accepts from 127.0.0.2.
+    const second = await createGateway(configFor(mainUpstreams(), { UPSTREAM_SOURCE_ADDRESS: '127.0.0.2' }), [{ prefix: '/api/v1/invoices', service: 'invoice-service' }]);
+    const url = await listen(second);
+    try {
+      const seen = (await (await fetch(`${url}/api/v1/invoices`)).json()) as Seen;
+      expect(seen.peer).toBe('127.0.0.2');
+      // Unset (the suite's gateway): the system's choice, the upstream's own address here.
+      expect((await get('/api/v1/invoices')).body.peer).toBe('127.0.0.1');
+    } finally {
+      await second.fastify.close();
+    }
   });
 });
 

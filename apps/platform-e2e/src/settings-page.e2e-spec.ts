@@ -306,7 +306,7 @@ describe('the settings page, in a browser, through the gateway', () => {
     expect(await focusedId()).toBe('scope-read-invoices');
     await page.keyboard.press('Space');
     expect(await page.locator('#scope-read-invoices').isChecked()).toBe(true);
-    await tabTo('the Create key button', () => document.activeElement instanceof HTMLButtonElement && document.activeElement.type === 'submit', 12);
+    await tabTo('the Create key button', () => document.activeElement instanceof HTMLButtonElement && document.activeElement.type === 'submit', 16);
     await page.keyboard.press('Enter');
     await waitForFocus('created-title');
 
@@ -342,7 +342,7 @@ describe('the settings page, in a browser, through the gateway', () => {
     expect(await page.evaluate(() => document.activeElement?.classList.contains('key-card__name'))).toBe(true);
   });
 
-  it('shows the server\'s errors where they belong: wrong password, an email already taken', async () => {
+  it('shows the server\'s errors where they belong: wrong password, a common password, an email already taken', async () => {
     const email = await ensureSignedIn();
     await page.getByRole('button', { name: 'Log out' }).click();
     await heading('Log in').waitFor();
@@ -364,6 +364,10 @@ describe('the settings page, in a browser, through the gateway', () => {
     // Caught in the page first (the server's rule is the same)...
     await signup.locator('#signup-password-error').getByText('Use 12 to 128 characters.').waitFor();
     expect(await signup.getByLabel('Password', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    // ...then the server's password policy (422 too_common: long enough, but on the breached list)...
+    await signup.getByLabel('Password', { exact: true }).fill('password1234');
+    await signup.getByRole('button', { name: 'Sign up' }).click();
+    await signup.locator('#signup-password-error').getByText('is too common', { exact: false }).waitFor();
     // ...then the server's 409, with its field error next to the email.
     await signup.getByLabel('Password', { exact: true }).fill(password);
     await signup.getByRole('button', { name: 'Sign up' }).click();
@@ -417,5 +421,199 @@ describe('the settings page, in a browser, through the gateway', () => {
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });
     }
+  });
+
+  it('creates a key that expires in 30 days, rolls its secret with an hour of overlap, and limits it to an address block', async () => {
+    await ensureSignedIn();
+    const DAY_MS = 86_400_000;
+    /** A row of a key card by its label (labels are unique within a card; their values are not). */
+    const cardRow = (label: string): Locator =>
+      keyCard('Rolling key').locator('.key-card__row').filter({ has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) });
+
+    // Create key with a 30-day expiry.
+    await page.goto(`${BASE}/settings/api/keys/new`);
+    await heading('Create key').waitFor();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Rolling key');
+    await page.getByRole('checkbox', { name: 'read:invoices', exact: true }).check();
+    await page.getByRole('group', { name: 'Expires', exact: true }).getByRole('radio', { name: '30 days', exact: true }).check();
+    const createdAt = Date.now();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await heading('Key created').waitFor();
+    const clientId = (await page.locator('#created-client-id').textContent()) ?? '';
+    const firstSecret = (await page.locator('#created-client-secret').textContent()) ?? '';
+    expect(firstSecret).toMatch(/^sk_live_[0-9A-Za-z]+$/);
+    expect(await page.locator('#created-expires').innerText()).not.toBe('Never');
+
+    // The list shows the expiry: the server's time, about 30 days out, as the page formats dates.
+    await page.getByRole('link', { name: 'Done, back to API keys' }).click();
+    await heading('API').waitFor();
+    await keyCard('Rolling key').waitFor();
+    const expiresAt = (await cardRow('Expires').locator('time').getAttribute('datetime')) ?? '';
+    expect(Math.abs(Date.parse(expiresAt) - (createdAt + 30 * DAY_MS))).toBeLessThan(15 * 60_000);
+    const expiryShown = await page.evaluate(
+      (iso) => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso)),
+      expiresAt,
+    );
+    expect(await cardRow('Expires').innerText()).toContain(expiryShown);
+    // 30 days away is not "soon": no warning badge.
+    expect(await cardRow('Expires').innerText()).not.toContain('Expires in');
+    expect(await cardRow('Allowed IPs').innerText()).toContain('Any address');
+
+    // Roll the secret, keeping the current one for an hour.
+    await keyCard('Rolling key').getByRole('button', { name: /^Roll secret/ }).click();
+    const rollDialog = page.getByRole('dialog', { name: 'Roll the secret of “Rolling key”' });
+    await rollDialog.waitFor();
+    expect(await rollDialog.innerText()).toContain(clientId);
+    await rollDialog.getByRole('radio', { name: 'In 1 hour', exact: true }).check();
+    expect(await rollDialog.getByRole('checkbox', { name: 'End all sessions now (for a leaked secret)' }).isChecked()).toBe(false);
+    const rolledAt = Date.now();
+    await rollDialog.getByRole('button', { name: 'Roll secret', exact: true }).click();
+
+    // The new secret, once: same Client ID, the creation's warning, when the previous one stops.
+    const rolled = page.getByRole('dialog', { name: 'New Secret Key for “Rolling key”' });
+    await rolled.waitFor();
+    await waitForFocus('roll-result-title');
+    const newSecret = (await rolled.locator('#rolled-client-secret').textContent()) ?? '';
+    expect(newSecret).toMatch(/^sk_live_[0-9A-Za-z]+$/);
+    expect(newSecret).not.toBe(firstSecret);
+    expect(await rolled.locator('#rolled-client-id').innerText()).toBe(clientId);
+    expect(await rolled.locator('#rolled-warning').innerText()).toMatch(/will not be shown again/i);
+    expect(await rolled.locator('#rolled-previous').innerText()).toContain('The previous secret keeps working until');
+    const previousUntil = (await rolled.locator('#rolled-previous time').getAttribute('datetime')) ?? '';
+    expect(Math.abs(Date.parse(previousUntil) - (rolledAt + 3_600_000))).toBeLessThan(5 * 60_000);
+    await rolled.getByRole('button', { name: 'Copy Secret Key' }).click();
+    await rolled.locator('#rolled-client-secret-copied').getByText('Copied').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(newSecret);
+    await page.screenshot({ path: join(SCREENSHOTS, 'roll-secret-result.png'), fullPage: true });
+
+    // During the overlap both secrets get tokens.
+    for (const secret of [firstSecret, newSecret]) {
+      const issued = await exchange(clientId, secret);
+      expect(issued.status).toBe(200);
+      expect((issued.body as unknown as TokenPair).scope).toBe('read:invoices');
+    }
+
+    // Done: the secret leaves the page for good; focus is back on the card's Roll button.
+    await rolled.getByRole('button', { name: 'Done', exact: true }).click();
+    await page.locator('#roll-dialog').waitFor({ state: 'hidden' });
+    await page.waitForFunction(() => document.activeElement?.getAttribute('data-action') === 'roll', undefined, { timeout: 10000 });
+    expect(await page.content()).not.toContain(newSecret);
+    const listJson = await page.evaluate(() => fetch('/api/v1/settings/api-keys').then((r) => r.text()));
+    expect(listJson).not.toContain(newSecret);
+    expect(listJson).not.toContain(firstSecret);
+    expect(await cardRow('Previous secret').innerText()).toContain('Accepted until');
+
+    // Edit allowed IPs: a bad entry is named beside the field, then the block is saved.
+    await keyCard('Rolling key').getByRole('button', { name: /^Edit allowed IPs/ }).click();
+    const ipsDialog = page.getByRole('dialog', { name: 'Allowed IP addresses of “Rolling key”' });
+    await ipsDialog.waitFor();
+    const addresses = ipsDialog.getByRole('textbox', { name: 'Allowed IP addresses' });
+    expect(await addresses.inputValue()).toBe('');
+    await addresses.fill('203.0.113.0/24\nnot-an-address');
+    await ipsDialog.getByRole('button', { name: 'Save', exact: true }).click();
+    await ipsDialog.locator('#ips-allowed-ips-error').getByText('“not-an-address” (line 2)', { exact: false }).waitFor();
+    expect(await addresses.getAttribute('aria-invalid')).toBe('true');
+    await addresses.fill('203.0.113.0/24');
+    await ipsDialog.getByRole('button', { name: 'Save', exact: true }).click();
+    await ipsDialog.waitFor({ state: 'hidden' });
+    await cardRow('Allowed IPs').getByText('203.0.113.0/24', { exact: true }).waitFor();
+    expect(await cardRow('Allowed IPs').innerText()).not.toContain('Any address');
+
+    // This process calls from 127.0.0.1, outside 203.0.113.0/24: the key no longer gets tokens here.
+    const refused = await exchange(clientId, newSecret);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('unauthorized_client');
+  });
+
+  it('records a key\'s creation and roll in the audit log, newest first, and filters the log by type and by key', async () => {
+    // An organization of its own, so that its log holds only this test's records: sign out first.
+    await page.goto(`${BASE}/settings`);
+    const landed = page.getByRole('heading', { level: 1 }).filter({ hasText: /^(Account|Log in)$/ });
+    await landed.waitFor();
+    if ((await landed.innerText()) === 'Account') {
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await heading('Log in').waitFor();
+    }
+    const email = await signUp('Audit Log Ltd');
+
+    // Create a key in the page, then roll its secret (the default overlap, 24 hours).
+    await createKeyInPage('Audited key', ['read:invoices']);
+    await page.getByRole('link', { name: 'Done, back to API keys' }).click();
+    await heading('API').waitFor();
+    await keyCard('Audited key').waitFor();
+    const keyId = (await keyCard('Audited key').getAttribute('data-key-id')) ?? '';
+    expect(keyId).toMatch(/^key_/);
+    await keyCard('Audited key').getByRole('button', { name: /^Roll secret/ }).click();
+    const rollDialog = page.getByRole('dialog', { name: 'Roll the secret of “Audited key”' });
+    await rollDialog.waitFor();
+    await rollDialog.getByRole('button', { name: 'Roll secret', exact: true }).click();
+    const rolled = page.getByRole('dialog', { name: 'New Secret Key for “Audited key”' });
+    await rolled.waitFor();
+    await rolled.getByRole('button', { name: 'Done', exact: true }).click();
+    await page.locator('#roll-dialog').waitFor({ state: 'hidden' });
+
+    // Settings → Audit log: focus on its heading; the records, newest first.
+    await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Audit log' }).click();
+    await heading('Audit log').waitFor();
+    await waitForFocus('audit-title');
+    expect(page.url()).toBe(`${BASE}/settings/audit`);
+    const log = page.getByRole('table', { name: 'Events' });
+    const rows = log.locator('tbody tr');
+    const createdSummary = 'Key “Audited key” created with read:invoices';
+    const rolledSummary = 'Secret rolled; previous secret works until';
+    const signedUpSummary = `Account created by ${email}`;
+    await rows.filter({ hasText: signedUpSummary }).waitFor();
+    /** The rows' texts once the list is settled (no load in flight). */
+    const rowTexts = async (): Promise<string[]> => {
+      await page.locator('#audit-table:not([aria-busy])').waitFor();
+      return rows.allInnerTexts();
+    };
+    const all = await rowTexts();
+    const rolledAt = all.findIndex((t) => t.includes(rolledSummary));
+    const createdAt = all.findIndex((t) => t.includes(createdSummary));
+    const signedUpAt = all.findIndex((t) => t.includes(signedUpSummary));
+    expect(rolledAt).toBeGreaterThanOrEqual(0);
+    expect(rolledAt).toBeLessThan(createdAt);
+    expect(createdAt).toBeLessThan(signedUpAt);
+    expect(all[rolledAt]).toContain('api_key.rolled');
+    expect(all[createdAt]).toContain('api_key.created');
+    expect(all[signedUpAt]).toContain('account.signed_up');
+    // Each row: its local time in a <time datetime>, newest first; the actor is the person signed in.
+    const times = await rows.locator('th time').evaluateAll((els) => els.map((el) => el.getAttribute('datetime') ?? ''));
+    expect(times.length).toBe(all.length);
+    expect([...times].sort((a, b) => Date.parse(b) - Date.parse(a))).toEqual(times);
+    const createdRow = rows.filter({ hasText: createdSummary });
+    expect(await createdRow.getByRole('cell', { name: 'You', exact: true }).count()).toBe(1);
+    expect(await createdRow.getByRole('link', { name: `All events of ${keyId}` }).count()).toBe(1);
+
+    // Filter by type: only the roll, and the filter is in the address (Back, reload, a shared link).
+    const filters = page.getByRole('search', { name: 'Filter events' });
+    await filters.getByLabel('Event type').selectOption('api_key.rolled');
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(`${BASE}/settings/audit?type=api_key.rolled`);
+    await page.locator('#audit-count', { hasText: /^1 event shown\.$/ }).waitFor();
+    const onlyRolled = await rowTexts();
+    expect(onlyRolled).toHaveLength(1);
+    expect(onlyRolled[0]).toContain(rolledSummary);
+    expect(onlyRolled[0]).toContain('api_key.rolled');
+
+    // Filter by the key, from its id in the table: both of its records, none of the account's.
+    await rows.filter({ hasText: rolledSummary }).getByRole('link', { name: `All events of ${keyId}` }).click();
+    await page.waitForURL(`${BASE}/settings/audit?api_key_id=${keyId}`);
+    await page.locator('#audit-count', { hasText: /^2 events shown\.$/ }).waitFor();
+    await waitForFocus('audit-events-title');
+    const ofKey = await rowTexts();
+    expect(ofKey).toHaveLength(2);
+    expect(ofKey[0]).toContain(rolledSummary);
+    expect(ofKey[1]).toContain(createdSummary);
+    expect(ofKey.join('\n')).not.toContain('account.signed_up');
+    expect(await filters.getByLabel('API key').inputValue()).toBe(keyId);
+    expect(await filters.getByLabel('Event type').inputValue()).toBe('');
+
+    // Back returns to the type filter, with its list.
+    await page.goBack();
+    await page.waitForURL(`${BASE}/settings/audit?type=api_key.rolled`);
+    await page.locator('#audit-count', { hasText: /^1 event shown\.$/ }).waitFor();
+    expect(await filters.getByLabel('Event type').inputValue()).toBe('api_key.rolled');
   });
 });

@@ -22,4 +22,10 @@ export interface AccessTokenClaims {
   jti: string;
   iat: number;
   exp: number;
+  /**
+   * The key's IP allowlist when the token was issued (canonical entries, see parseAllowedIps); absent
+   * when the key has none. Resource services refuse the token from any other client address, and
+   * apply a later change of the list through the revocation topic (issue 21, ADR 0023).
+   */
+  allowed_ips?: string[];
 }

@@ -6,3 +6,5 @@ export * from './platform';
 export * from './api';
 export * from './events/domain-events';
 export * from './openapi/openapi-document';
+export * from './allowed-ips';
+export * from './events/audit-events';

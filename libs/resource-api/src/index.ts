@@ -15,3 +15,4 @@ export * from './resources/resource.controllers';
 export * from './bootstrap/infrastructure-tables';
 export * from './rate-limit/rate-limiter';
 export * from './rate-limit/rate-limit.guard';
+export * from './rate-limit/concurrency-gate';

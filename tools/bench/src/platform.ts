@@ -65,17 +65,21 @@ export interface TokenPair {
  */
 export class SettingsAccount {
   private cookies = new Map<string, string>();
+  private csrfToken = '';
 
   private constructor(private readonly base: string) {}
 
   static async signUp(base = serviceUrl('auth-service')): Promise<SettingsAccount> {
     const account = new SettingsAccount(base);
     const email = `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@bench.example`;
-    await account.send('GET', '/api/v1/account/csrf');
-    const signup = await account.send('POST', '/api/v1/account/signup', { organization_name: 'Bench', email, password: 'bench-password-123456' });
+    await account.fetchCsrfToken();
+    const signup = await account.send('POST', '/api/v1/account/signup', { organization_name: 'Bench', email, password: 'quiet lantern over marble' });
     if (signup.status >= 300) throw new Error(`signup failed: ${signup.status} ${JSON.stringify(signup.body)}`);
-    const login = await account.send('POST', '/api/v1/account/login', { email, password: 'bench-password-123456' });
+    // The CSRF token is bound to the session: a new one after each sign-in.
+    await account.fetchCsrfToken();
+    const login = await account.send('POST', '/api/v1/account/login', { email, password: 'quiet lantern over marble' });
     if (login.status >= 300) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
+    await account.fetchCsrfToken();
     return account;
   }
 
@@ -90,11 +94,14 @@ export class SettingsAccount {
     if (r.status !== 200) throw new Error(`revoke failed: ${r.status} ${JSON.stringify(r.body)}`);
   }
 
+  private async fetchCsrfToken(): Promise<void> {
+    this.csrfToken = String((await this.send('GET', '/api/v1/account/csrf')).body.csrf_token);
+  }
+
   private async send(method: string, path: string, body?: unknown): Promise<Json> {
     const headers: Record<string, string> = { origin: this.base };
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const csrf = this.cookies.get('csrf_token');
-    if (csrf) headers['x-csrf-token'] = csrf;
+    if (this.csrfToken) headers['x-csrf-token'] = this.csrfToken;
     const r = await fetch(this.base + path, {
       method,
       headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },

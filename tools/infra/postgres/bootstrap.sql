@@ -99,6 +99,7 @@ DECLARE
   owner_r text;
   app_r   text;
   other   text;
+  tbl     text;
 BEGIN
   FOREACH pair SLICE 1 IN ARRAY ARRAY[
       ARRAY['auth',    'auth'],
@@ -130,6 +131,12 @@ BEGIN
     -- ... and on those that already exist (re-running after migrations).
     EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO %I', sch, app_r);
     EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA %I TO %I', sch, app_r);
+    -- ... except what a table's comment declares append-only (the audit log): its migration
+    -- revoked UPDATE and DELETE, and the GRANT above must not give them back on a re-run.
+    FOR tbl IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = sch AND c.relkind = 'r' AND obj_description(c.oid, 'pg_class') LIKE 'append-only%' LOOP
+      EXECUTE format('REVOKE UPDATE, DELETE, TRUNCATE ON %I.%I FROM %I', sch, tbl, app_r);
+    END LOOP;
 
     -- Unqualified names resolve to the service's own schema.
     EXECUTE format('ALTER ROLE %I IN DATABASE %I SET search_path = %I', owner_r, db, sch);

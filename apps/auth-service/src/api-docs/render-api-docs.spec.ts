@@ -8,8 +8,9 @@ describe(renderApiDocs.name, () => {
     expect(html).toContain('<code>/api/v1/auth/token</code>');
     expect(html).toContain('<code>/api/v1/invoices/{id}</code>');
     expect(html).toContain('<code>line_items</code> <strong>required</strong>');
-    // token, refresh, revoke and the RFC 8414 metadata; 8 account and settings calls; 3 per resource.
-    expect(html.match(/<section id=/g)?.length).toBe(4 + 8 + 5 * 3);
+    // token, refresh, revoke and the RFC 8414 metadata; 11 account and settings calls (the audit log
+    // included); GitHub's secret-scanning report; 3 per resource.
+    expect(html.match(/<section id=/g)?.length).toBe(4 + 11 + 1 + 5 * 3);
   });
 
   it('shows both grants of the token endpoint, the revocation endpoint and the discovery document', () => {

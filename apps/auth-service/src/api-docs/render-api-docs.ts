@@ -78,7 +78,7 @@ body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1r
 code{font:13px ui-monospace,monospace;background:#f3f4f6;padding:0 .2em;border-radius:3px}
 table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid #d0d7de;padding:.3rem .5rem;text-align:left;vertical-align:top}
 section{border-top:1px solid #d0d7de;padding-top:.5rem;margin-top:1.5rem}.method{font-weight:700;padding:0 .4em;border-radius:3px;color:#fff}
-.get{background:#0969da}.post{background:#1a7f37}small{color:#57606a}
+.get{background:#0969da}.post{background:#1a7f37}.patch{background:#9a6700}small{color:#57606a}
 </style></head>
 <body><h1>${escape(info.title)} <small>${escape(info.version)}</small></h1>
 <p>${escape(info.description)}</p>

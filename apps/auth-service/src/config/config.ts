@@ -1,5 +1,17 @@
+import { readFileSync } from 'node:fs';
+import { GithubPublicKeys, parseGithubPublicKeys } from '../secret-scanning/github-report';
 import { accessTokenEnvShape, checkAccessTokenEnv, KeyRing, parseKeyRing } from '@invoicing/auth-guard';
-import { baseEnvSchema, databaseEnvShape, describeEnv, EnvVariableSpec, kafkaEnvShape, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
+import {
+  baseEnvSchema,
+  databaseEnvShape,
+  describeEnv,
+  EnvVariableSpec,
+  kafkaEnvShape,
+  loadConfig,
+  requireRealSecretsInProduction,
+  trustedProxiesEnvShape,
+} from '@invoicing/service-kit';
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { redisUrlProblem } from './redis-url';
 
@@ -26,44 +38,105 @@ const schema = baseEnvSchema
     REDIS_KEY_PREFIX: z.string().regex(/^[a-z0-9:_-]*$/).default('auth:'),
     ...kafkaEnvShape,
     ...accessTokenEnvShape,
+    ...trustedProxiesEnvShape,
     /**
      * Live refresh-token sessions one API key may hold; past it the least recently used one is
      * evicted (its refresh token stops working). Bounds Redis memory per key (ADR 0014).
      */
     AUTH_MAX_SESSIONS_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
-    /** Failed client authentications allowed per client and per address within the window. */
-    AUTH_THROTTLE_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(10),
+    /**
+     * Failed client authentications within the window (ADR 0022): past the first two limits the
+     * token endpoints answer 429 to that client at that address, or to that address; the third only
+     * raises an alert (a warning log line) for the client across every address, and refuses nobody.
+     */
+    AUTH_THROTTLE_MAX_FAILURES_PER_CLIENT_ADDRESS: z.coerce.number().int().min(1).default(10),
     AUTH_THROTTLE_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
+    AUTH_THROTTLE_ALERT_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(10),
     AUTH_THROTTLE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
-    /** Failed settings-area logins allowed per email and per address within the window. */
-    LOGIN_THROTTLE_MAX_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(10),
+    /**
+     * Failed settings-area log-ins (and refused sign-ups, per address) within the window, the same
+     * way: per email at one address and per address refuse; per email across addresses alerts.
+     */
+    LOGIN_THROTTLE_MAX_FAILURES_PER_EMAIL_ADDRESS: z.coerce.number().int().min(1).default(10),
     LOGIN_THROTTLE_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
+    LOGIN_THROTTLE_ALERT_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(10),
     LOGIN_THROTTLE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
-    /** Secure flag on settings-area cookies; defaults to on in production. */
+    /** Live (not revoked) API keys one organization may hold; creating one more is refused with 409. */
+    MAX_LIVE_KEYS_PER_ORGANIZATION: z.coerce.number().int().min(1).max(100_000).default(200),
+    /**
+     * Rolls and allowlist changes one organization may make per minute (ADR 0023): each is an event
+     * every resource service applies and holds for an hour, so one tenant must not flood them.
+     */
+    KEY_CHANGES_PER_ORGANIZATION_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
+    /** Secure flag (and `__Host-` prefix) on settings-area cookies; on except in development. */
     COOKIE_SECURE: z.enum(['true', 'false']).optional(),
     /**
-     * Origins allowed to make state-changing settings calls (comma-separated). When empty, a call's
-     * Origin must equal the host it was sent to (through the gateway: X-Forwarded-Host).
+     * GitHub's secret-scanning public keys (ADR 0025): the JSON document GitHub publishes at
+     * https://api.github.com/meta/public_keys/secret_scanning, given inline or as a file path in
+     * GITHUB_SECRET_SCANNING_KEYS_FILE (a deployment refreshes it from GitHub; this service makes
+     * no outbound calls). Neither set: POST /api/v1/secret-scanning/github answers 404.
+     */
+    GITHUB_SECRET_SCANNING_KEYS: z.string().optional().transform((v) => v || undefined),
+    GITHUB_SECRET_SCANNING_KEYS_FILE: z.string().optional().transform((v) => v || undefined),
+    /**
+     * Origins allowed to make state-changing settings calls (comma-separated, e.g.
+     * `https://api.example.com`). When empty: the origin of JWT_ISSUER (the public base URL) and,
+     * outside production, any loopback origin (http://localhost:<port>, http://127.0.0.1:<port>).
      */
     ALLOWED_ORIGINS: z
       .string()
       .default('')
-      .transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean)),
+      .transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean))
+      // Compared as origins (scheme://host[:port]): a trailing slash or path must not make an entry silently never match.
+      .refine((list) => list.every((o) => URL.canParse(o) && new URL(o).origin === o), 'expected origins such as https://api.example.com (scheme, host, port; no path)'),
   })
   .superRefine((env, ctx) => {
     checkAccessTokenEnv(env, ctx);
     requireRealSecretsInProduction(env, { DATABASE_URL: env.DATABASE_URL, MIGRATION_DATABASE_URL: env.MIGRATION_DATABASE_URL }, ctx);
+    // Without Secure (and so without the __Host- prefix), a sibling subdomain can plant settings cookies.
+    if (env.NODE_ENV === 'production' && env.COOKIE_SECURE === 'false') {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['COOKIE_SECURE'], message: 'cannot be false in production' });
+    }
+    for (const name of ['GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE'] as const) {
+      const value = env[name];
+      if (!value) continue;
+      try {
+        parseGithubPublicKeys(name === 'GITHUB_SECRET_SCANNING_KEYS' ? value : readFileSync(value, 'utf8'));
+      } catch (e) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [name], message: e instanceof Error ? e.message : String(e) });
+      }
+    }
   });
 
 export type AuthEnv = z.infer<typeof schema>;
 
 export interface AuthConfig extends AuthEnv {
   keyRing: KeyRing;
+  /** GitHub's secret-scanning keys by identifier; null when reports are not accepted. */
+  githubSecretScanningKeys: GithubPublicKeys | null;
 }
 
 export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
   const parsed = loadConfig(schema, env);
-  return { ...parsed, keyRing: parseKeyRing(parsed.JWT_KEYS, parsed.JWT_SIGNING_KID) };
+  const githubKeys = parsed.GITHUB_SECRET_SCANNING_KEYS ?? (parsed.GITHUB_SECRET_SCANNING_KEYS_FILE ? readFileSync(parsed.GITHUB_SECRET_SCANNING_KEYS_FILE, 'utf8') : null);
+  return {
+    ...parsed,
+    keyRing: parseKeyRing(parsed.JWT_KEYS, parsed.JWT_SIGNING_KID),
+    githubSecretScanningKeys: githubKeys ? parseGithubPublicKeys(githubKeys) : null,
+  };
+}
+
+/**
+ * Secrets for one purpose (the settings CSRF tokens, the throttle's email digests) derived from the
+ * JWT key ring, so that every auth instance agrees without another secret to hand out: the one of
+ * the signing key first, then one per key of the ring (to accept what an older signing key made).
+ */
+export function derivedSecrets(config: AuthConfig, purpose: string): { signing: Buffer; all: Buffer[] } {
+  const derive = (secret: Buffer) => createHmac('sha256', secret).update(purpose).digest();
+  const all = [...config.keyRing.keys.entries()].map(([kid, secret]) => ({ kid, key: derive(secret) }));
+  const signing = all.find((k) => k.kid === config.keyRing.signingKid);
+  if (!signing) throw new Error('the key ring has no signing key');
+  return { signing: signing.key, all: all.map((k) => k.key) };
 }
 
 /** Injection token of the validated configuration. */

@@ -20,9 +20,16 @@ interface Entry {
  * into the key's Redis session hash before anything else, and the session scripts that every
  * exchange and refresh must pass check it atomically (a refresh finds its session deleted). The
  * marker outlives the refresh-token lifetime by a day, far longer than a cache entry, and after it
- * Postgres is read again. What the cache may serve stale is only what never changes or only changes
- * towards "revoked" (id, organization, Client ID, secret hash, scopes). This instance also forgets a
- * key the moment it revokes it. Unknown Client IDs are not cached (failures are throttled instead).
+ * Postgres is read again. An expiry needs no news at all: the entry carries `expires_at` and every
+ * check compares it with the clock.
+ *
+ * What does change in place (the secrets on a roll, the allowlist, the name) is announced on a
+ * Redis channel by the instance that changed it (ApiKeyChanges), and every instance forgets the key
+ * at once. Entries are trusted only while that channel is subscribed: while it is down (and until
+ * the first subscription after boot) every lookup reads Postgres, and each new subscription starts
+ * from an empty cache, so a change announced while this instance was not listening is never served
+ * stale. A load that started before a change of its key is not remembered after it. Unknown
+ * Client IDs are not cached (failures are throttled instead).
  */
 @Injectable()
 export class ApiKeyCache {
@@ -30,6 +37,14 @@ export class ApiKeyCache {
   private readonly byId = new Map<string, Entry>();
   /** One Postgres read per key at a time, however many requests miss together. */
   private readonly loading = new Map<string, Promise<ApiKeyEntity | null>>();
+  /** Counts forgets; a load remembers the count it began at. */
+  private seq = 0;
+  /** When (in `seq`) each key (uuid) was last forgotten: a load begun before may hold the old row. */
+  private readonly forgottenAt = new Map<string, number>();
+  /** Bumped when everything is dropped (setTrusted): no load begun before is remembered. */
+  private epoch = 0;
+  /** Whether changes are being heard (see the class comment); set by ApiKeyChanges. */
+  private trusted = false;
 
   constructor(
     private readonly apiKeys: ApiKeysService,
@@ -44,9 +59,46 @@ export class ApiKeyCache {
     return this.lookup(this.byId, `i:${id}`, id, () => this.apiKeys.findById(id));
   }
 
+  /**
+   * Drops one key. Only that key's entries and reads in flight are touched: one tenant changing
+   * its keys costs the others' cache nothing.
+   */
   forget(key: Pick<ApiKeyEntity, 'id' | 'clientId'>): void {
+    if (this.forgottenAt.size >= MAX_ENTRIES) {
+      // Bounded: forgetting the history means no read in flight is remembered, which is safe.
+      this.forgottenAt.clear();
+      this.epoch += 1;
+    }
+    this.forgottenAt.set(key.id, ++this.seq);
     this.byId.delete(key.id);
-    this.byClientId.delete(key.clientId);
+    // Requests from now on must not join a read that began before the change.
+    this.loading.delete(`i:${key.id}`);
+    if (key.clientId) {
+      this.byClientId.delete(key.clientId);
+      this.loading.delete(`c:${key.clientId}`);
+    } else {
+      // The Client ID is not known here (the key was not cached): any read by Client ID may be it.
+      for (const k of this.loading.keys()) if (k.startsWith('c:')) this.loading.delete(k);
+    }
+  }
+
+  /** A key changed somewhere (by its uuid, as announced). */
+  forgetId(id: string): void {
+    const entry = this.byId.get(id);
+    this.forget({ id, clientId: entry?.key.clientId ?? '' });
+  }
+
+  /**
+   * Whether entries may be served: true once changes are heard, false while they may be missed.
+   * Either way everything known so far is dropped.
+   */
+  setTrusted(trusted: boolean): void {
+    this.epoch += 1;
+    this.forgottenAt.clear();
+    this.loading.clear();
+    this.trusted = trusted;
+    this.byId.clear();
+    this.byClientId.clear();
   }
 
   private lookup(
@@ -59,12 +111,16 @@ export class ApiKeyCache {
     if (hit && hit.until > this.clock.now()) return Promise.resolve(hit.key);
     const inFlight = this.loading.get(loadingKey);
     if (inFlight) return inFlight;
+    const epoch = this.epoch;
+    const began = this.seq;
     const promise = load()
       .then((found) => {
-        if (found) this.remember(found);
+        if (found && this.trusted && epoch === this.epoch && (this.forgottenAt.get(found.id) ?? 0) <= began) this.remember(found);
         return found;
       })
-      .finally(() => this.loading.delete(loadingKey));
+      .finally(() => {
+        if (this.loading.get(loadingKey) === promise) this.loading.delete(loadingKey);
+      });
     this.loading.set(loadingKey, promise);
     return promise;
   }

@@ -1,10 +1,14 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { formatScopes, isScope, newId, parsePublicId, toPublicId } from '@invoicing/contracts';
+import { formatScopes, isScope, newId, parseAllowedIps, parsePublicId, toPublicId } from '@invoicing/contracts';
+import type { FieldError } from '@invoicing/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { hashCredential, newClientId, newSecretKey } from './credential-format';
+import { AuditLog } from '../audit/audit-log';
+import type { AuditActor } from '../audit/audit-chain';
 import { OrganizationEntity } from './organization.entity';
-import { ApiKeyEntity } from './api-key.entity';
+import { ApiKeyEntity, isUsable, livePreviousSecret } from './api-key.entity';
 
 /** An API key as the API shows it; never carries the secret. */
 export interface ApiKeyView {
@@ -14,26 +18,108 @@ export interface ApiKeyView {
   name: string;
   client_id: string;
   scopes: string[];
-  status: 'active' | 'revoked';
+  status: 'active' | 'revoked' | 'expired';
   created_at: string;
+  /** The key's last use: an exchange with either secret, or a refresh. */
   last_used_at: string | null;
   revoked_at: string | null;
+  /** Null: never expires. */
+  expires_at: string | null;
+  /** Empty: any address. */
+  allowed_ips: string[];
+  /** Last exchange (or refresh grant sending credentials) with the current secret. */
+  secret_last_used_at: string | null;
+  /** While the secret replaced by a roll still works: until when, and its last use. */
+  previous_secret_expires_at: string | null;
+  previous_secret_last_used_at: string | null;
+  /** Set when the secret was reported public (GitHub secret scanning) and the key revoked for it. */
+  exposed_at: string | null;
+  /** Where it was found, as the report said (untrusted text: a URL to show, not to follow blindly). */
+  exposed_url: string | null;
 }
 
+/** Input that fails validation; `errors` name every field at fault (the first is `field`/`code`). */
 export class InvalidApiKeyInput extends Error {
+  readonly errors: FieldError[];
+
   constructor(
     readonly field: string,
     readonly code: string,
     message: string,
+    more: FieldError[] = [],
   ) {
     super(message);
+    this.errors = [{ field, code, message }, ...more];
+  }
+
+  static of(errors: FieldError[]): InvalidApiKeyInput {
+    const [first, ...more] = errors;
+    return new InvalidApiKeyInput(first.field, first.code, first.message, more);
+  }
+}
+
+/** A change asked of a key that is revoked or expired (409). */
+export class ApiKeyNotActive extends Error {
+  constructor(readonly status: string) {
+    super(`The API key is ${status}; it can no longer be changed.`);
+  }
+}
+
+/**
+ * `expires_at` of a new key: absent or null (never), else an RFC 3339 date-time with an offset, in
+ * the future and at most one calendar year after `now`.
+ */
+export function parseExpiry(value: unknown, now: Date): Date | null {
+  if (value === undefined || value === null) return null;
+  const text = typeof value === 'string' ? value : '';
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/.exec(text);
+  const at = m ? new Date(text.replace(' ', 'T')) : null;
+  // Date would roll 2026-02-30 over to March: the calendar fields must survive a round trip.
+  const calendar = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
+  if (!m || !at || Number.isNaN(at.getTime()) || calendar!.getUTCDate() !== Number(m[3]) || Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) {
+    throw new InvalidApiKeyInput('expires_at', 'invalid_format', 'must be an RFC 3339 date-time with an offset, e.g. 2027-01-31T23:59:59Z');
+  }
+  if (at.getTime() <= now.getTime()) throw new InvalidApiKeyInput('expires_at', 'in_past', 'must be in the future');
+  const limit = new Date(now);
+  limit.setUTCFullYear(limit.getUTCFullYear() + 1);
+  if (at.getTime() > limit.getTime()) throw new InvalidApiKeyInput('expires_at', 'too_far', `must be at most one year ahead (${limit.toISOString()})`);
+  return at;
+}
+
+/** `allowed_ips` in canonical form, or every entry at fault (`allowed_ips[3]`). */
+export function parseAllowedIpsField(value: unknown): string[] {
+  if (value === undefined) return [];
+  const result = parseAllowedIps(value);
+  if (result.ok) return result.value;
+  throw InvalidApiKeyInput.of(
+    result.errors.map((e) => ({ field: e.index === null ? 'allowed_ips' : `allowed_ips[${e.index}]`, code: e.code, message: e.message })),
+  );
+}
+
+/** What a new key may carry besides its name and scopes, and who made it (for the audit log). */
+export interface NewKeyOptions {
+  expiresAt?: unknown;
+  allowedIps?: unknown;
+  /** A dashboard user (`usr_...`), or the system for the CLI (the default). */
+  actor?: AuditActor;
+  address?: string | null;
+}
+
+/** The organization already holds as many live keys as it may (MAX_LIVE_KEYS_PER_ORGANIZATION). */
+export class ApiKeyLimitReached extends Error {
+  constructor(readonly limit: number) {
+    super(`The organization already has ${limit} live API keys, the most it may hold; revoke one it no longer uses first.`);
   }
 }
 
 /** Organizations and API keys (Postgres), for the CLI and the settings API alike. */
 @Injectable()
 export class ApiKeysService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
+    private readonly audit: AuditLog,
+  ) {}
 
   /**
    * The one place an organization is created (the CLI's create-key, signup): its name trimmed, 1 to
@@ -55,6 +141,7 @@ export class ApiKeysService {
     name: string,
     scopes: unknown,
     now = new Date(),
+    options: NewKeyOptions = {},
   ): Promise<{ key: ApiKeyView; clientSecret: string }> {
     const trimmed = typeof name === 'string' ? name.trim() : '';
     if (trimmed.length < 1 || trimmed.length > 100) {
@@ -67,6 +154,8 @@ export class ApiKeysService {
     if (unknown.length > 0) {
       throw new InvalidApiKeyInput('scopes', 'unknown_scope', `unknown scopes: ${unknown.map(String).join(', ')}`);
     }
+    const expiresAt = parseExpiry(options.expiresAt, now);
+    const allowedIps = parseAllowedIpsField(options.allowedIps);
     const secret = newSecretKey();
     const entity: ApiKeyEntity = {
       id: uuidOf(newId('key')),
@@ -79,9 +168,38 @@ export class ApiKeysService {
       createdAt: now,
       revokedAt: null,
       lastUsedAt: null,
+      expiresAt,
+      allowedIps,
+      previousSecretHash: null,
+      previousSecretExpiresAt: null,
+      secretLastUsedAt: null,
+      previousSecretLastUsedAt: null,
+      expiryNoticeSentAt: null,
+      secretGeneration: 0,
+      allowedIpsVersion: 0,
+      exposedAt: null,
+      exposedUrl: null,
     };
-    await this.db.getRepository(ApiKeyEntity).insert(entity);
-    return { key: toView(entity), clientSecret: secret };
+    await this.db.transaction(async (tx) => {
+      // Creations in one organization take turns (a transaction-scoped advisory lock: the runtime
+      // role needs no UPDATE on organizations), so two at once cannot both pass the count.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`api_keys:${organizationId}`]);
+      const [{ live }] = (await tx.query(`SELECT count(*)::int AS live FROM auth.api_keys WHERE organization_id = $1 AND status = 'active'`, [
+        organizationId,
+      ])) as Array<{ live: number }>;
+      if (live >= this.config.MAX_LIVE_KEYS_PER_ORGANIZATION) throw new ApiKeyLimitReached(this.config.MAX_LIVE_KEYS_PER_ORGANIZATION);
+      await tx.getRepository(ApiKeyEntity).insert(entity);
+      await this.audit.record(tx, {
+        type: 'api_key.created',
+        organizationId,
+        actor: options.actor ?? { kind: 'system', id: null },
+        apiKeyId: toPublicId('key', entity.id),
+        clientAddress: options.address ?? null,
+        occurredAt: now,
+        data: { name: entity.name, scopes: entity.scopes, expires_at: expiresAt ? expiresAt.toISOString() : null, allowed_ips: allowedIps },
+      });
+    });
+    return { key: toView(entity, now.getTime()), clientSecret: secret };
   }
 
   /** Every key of an organization, newest first (an organization has few). */
@@ -91,7 +209,8 @@ export class ApiKeysService {
       order: { id: 'DESC' },
       take: 1000,
     });
-    return rows.map(toView);
+    const now = Date.now();
+    return rows.map((row) => toView(row, now));
   }
 
   /** A key of this organization; null for an absent id and for another organization's key alike. */
@@ -130,7 +249,12 @@ export async function markKeyRevoked(tx: EntityManager, apiKeyUuid: string, revo
   );
 }
 
-export function toView(k: ApiKeyEntity): ApiKeyView {
+/**
+ * The key as the API shows it at `now` (ms): `expired` from the instant of its expiry (the sweep
+ * records it within a second), and the previous secret only while it still works.
+ */
+export function toView(k: ApiKeyEntity, now = Date.now()): ApiKeyView {
+  const previousLive = livePreviousSecret(k, now) !== null;
   return {
     object: 'api_key',
     id: toPublicId('key', k.id),
@@ -138,9 +262,20 @@ export function toView(k: ApiKeyEntity): ApiKeyView {
     name: k.name,
     client_id: k.clientId,
     scopes: k.scopes,
-    status: k.status,
+    status: k.status === 'active' && !isUsable(k, now) ? 'expired' : k.status,
     created_at: k.createdAt.toISOString(),
-    last_used_at: k.lastUsedAt ? k.lastUsedAt.toISOString() : null,
-    revoked_at: k.revokedAt ? k.revokedAt.toISOString() : null,
+    last_used_at: iso(k.lastUsedAt),
+    revoked_at: iso(k.revokedAt),
+    expires_at: iso(k.expiresAt),
+    allowed_ips: k.allowedIps,
+    secret_last_used_at: iso(k.secretLastUsedAt),
+    previous_secret_expires_at: previousLive ? iso(k.previousSecretExpiresAt) : null,
+    previous_secret_last_used_at: previousLive ? iso(k.previousSecretLastUsedAt) : null,
+    exposed_at: iso(k.exposedAt),
+    exposed_url: k.exposedUrl,
   };
+}
+
+function iso(d: Date | null): string | null {
+  return d ? d.toISOString() : null;
 }

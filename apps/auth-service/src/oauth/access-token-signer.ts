@@ -3,7 +3,12 @@ import { ACCESS_TOKEN_ALG, ACCESS_TOKEN_TTL_SECONDS, ACCESS_TOKEN_TYP, AccessTok
 import { createSigner } from 'fast-jwt';
 import { AUTH_CONFIG, AuthConfig } from '../config/config';
 
-export type AccessTokenSubject = Pick<AccessTokenClaims, 'sub' | 'client_id' | 'org_id' | 'scope' | 'sid'>;
+export type AccessTokenSubject = Pick<AccessTokenClaims, 'sub' | 'client_id' | 'org_id' | 'scope' | 'sid'> & {
+  /** The key's allowlist; carried in the token (claim `allowed_ips`) only when it is not empty. */
+  allowedIps?: readonly string[];
+  /** The key's expiry (ms), if it has one: no token outlives its key, even if its event were late. */
+  notAfterMs?: number | null;
+};
 
 /** Signs RFC 9068 access tokens with the ring's signing key; `iat` comes from the injectable clock. */
 @Injectable()
@@ -23,14 +28,24 @@ export class AccessTokenSigner {
 
   issue(subject: AccessTokenSubject, nowMs: number): { token: string; expiresIn: number } {
     const iat = Math.floor(nowMs / 1000);
+    // RFC 6749 section 5.1: expires_in says the token's actual lifetime, shorter for a key that
+    // expires within the hour.
+    const exp = subject.notAfterMs ? Math.max(iat + 1, Math.min(iat + ACCESS_TOKEN_TTL_SECONDS, Math.floor(subject.notAfterMs / 1000))) : iat + ACCESS_TOKEN_TTL_SECONDS;
     const claims: AccessTokenClaims = {
       iss: this.config.JWT_ISSUER,
       aud: this.config.JWT_AUDIENCE,
-      ...subject,
+      sub: subject.sub,
+      client_id: subject.client_id,
+      org_id: subject.org_id,
+      scope: subject.scope,
+      sid: subject.sid,
       jti: newId('evt').replace(/^evt_/, ''),
       iat,
-      exp: iat + ACCESS_TOKEN_TTL_SECONDS,
+      exp,
     };
-    return { token: this.sign(claims as unknown as Record<string, unknown>), expiresIn: ACCESS_TOKEN_TTL_SECONDS };
+    // The list travels in the token so that every resource service enforces it with no lookup
+    // (ADR 0023); a key without one issues the same tokens as before.
+    if (subject.allowedIps && subject.allowedIps.length > 0) claims.allowed_ips = [...subject.allowedIps];
+    return { token: this.sign(claims as unknown as Record<string, unknown>), expiresIn: exp - iat };
   }
 }

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { AddressAllowlist, toPublicId } from '@invoicing/contracts';
+import { AuditLog } from '../audit/audit-log';
+import { Clock } from '../common/clock';
 import { ApiKeyCache } from '../keys/api-key-cache';
-import type { ApiKeyEntity } from '../keys/api-key.entity';
+import { ApiKeyEntity, isUsable, livePreviousSecret } from '../keys/api-key.entity';
 import { hashCredential, isWellFormedClientId, isWellFormedSecretKey, sameHash } from '../keys/credential-format';
 import { ClientAuthThrottle } from './client-auth-throttle';
 import { OAuthError } from './oauth-error';
@@ -9,33 +12,75 @@ import type { ClientCredentials } from './token-request';
 /** Compared against when the client is unknown, so both paths do the same work. */
 const DUMMY_HASH = hashCredential('sk_live_unknown-client');
 
+/** An authenticated client: its key, and the hash of the secret it presented (current or previous). */
+export interface AuthenticatedClient {
+  key: ApiKeyEntity;
+  secretHash: Buffer;
+}
+
 /**
  * Client authentication for every endpoint that takes it (the client-credentials grant, the
  * refresh grant when credentials are sent, RFC 7009 revocation): one check, one throttle, one
- * identical 401 for an unknown client, a wrong secret and a revoked key.
+ * identical 401 for an unknown client, a wrong secret, a revoked key, an expired key and a previous
+ * secret whose overlap has ended.
  */
 @Injectable()
 export class ClientAuthenticator {
   constructor(
     private readonly apiKeys: ApiKeyCache,
     private readonly throttle: ClientAuthThrottle,
+    private readonly clock: Clock,
+    private readonly audit: AuditLog,
   ) {}
 
-  /** The active key the credentials belong to; throws 401 `invalid_client` or 429. */
+  /** The usable key the credentials belong to; throws 401 `invalid_client` or 429. */
   async authenticate(credentials: ClientCredentials, address: string): Promise<ApiKeyEntity> {
+    return (await this.authenticateSecret(credentials, address)).key;
+  }
+
+  /** As {@link authenticate}, also saying which secret was presented (for its last use). */
+  async authenticateSecret(credentials: ClientCredentials, address: string): Promise<AuthenticatedClient> {
     const throttleId = isWellFormedClientId(credentials.clientId) ? credentials.clientId : null;
     // Malformed credentials are refused before any store lookup (wrong prefix or checksum). The
-    // throttle and the key are read at once; a throttled caller is refused whatever the key says.
-    const [, key] = await Promise.all([
-      this.throttle.check(throttleId, address),
+    // throttle and the key are read at once.
+    const [retryAfter, key] = await Promise.all([
+      this.throttle.retryAfter(throttleId, address),
       throttleId && isWellFormedSecretKey(credentials.clientSecret) ? this.apiKeys.findByClientId(throttleId) : null,
     ]);
+    const now = this.clock.now();
     const presented = hashCredential(credentials.clientSecret);
-    const matches = sameHash(presented, key?.secretHash ?? DUMMY_HASH);
-    if (!key || !matches || key.status !== 'active') {
-      await this.throttle.recordFailure(throttleId, address);
-      throw OAuthError.invalidClient(credentials.usedBasic);
+    // Both comparisons always run (against a dummy when there is no previous secret), so the time
+    // taken says nothing about whether the key has one.
+    const previous = key ? livePreviousSecret(key, now) : null;
+    const matchesCurrent = sameHash(presented, key?.secretHash ?? DUMMY_HASH);
+    const matchesPrevious = sameHash(presented, previous ?? DUMMY_HASH) && previous !== null;
+    // A correct secret of a usable key is never refused, throttled address or not (ADR 0022): the
+    // address may be shared (a NAT, a cloud egress) with whoever spent its budget, and 256 random
+    // bits are not guessed online. Only the failures are throttled.
+    if (key && (matchesCurrent || matchesPrevious) && isUsable(key, now)) return { key, secretHash: presented };
+    if (retryAfter !== null) throw this.throttle.refusal(retryAfter);
+    const alerted = await this.throttle.recordFailure(throttleId, address);
+    // Failures of one key across addresses reached the alert threshold (once per window): its
+    // organization's audit log says so. Nobody is refused for it (ADR 0022).
+    if (alerted.length > 0 && key) {
+      await this.audit.recordQuietly({
+        type: 'api_key.auth_failures_alert',
+        organizationId: key.organizationId,
+        actor: { kind: 'system', id: null },
+        apiKeyId: toPublicId('key', key.id),
+        clientAddress: address,
+        data: { failures_across_addresses: alerted[0].limit },
+      });
     }
-    return key;
+    throw OAuthError.invalidClient(credentials.usedBasic);
   }
+}
+
+/**
+ * The token grants' allowlist check (client_credentials and both refresh paths), made before
+ * anything is spent: 400 `unauthorized_client` from an address outside a non-empty `allowed_ips`.
+ * `address` is the connection's, or what a trusted proxy forwarded (TRUSTED_PROXIES, ADR 0022).
+ */
+export function assertAllowedAddress(key: Pick<ApiKeyEntity, 'allowedIps'>, address: string): void {
+  if (key.allowedIps.length > 0 && !AddressAllowlist.of(key.allowedIps).allows(address)) throw OAuthError.addressNotAllowed();
 }

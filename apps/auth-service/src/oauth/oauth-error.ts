@@ -5,6 +5,7 @@ export type OAuthErrorCode =
   | 'invalid_grant'
   | 'unsupported_grant_type'
   | 'invalid_scope'
+  | 'unauthorized_client'
   | 'temporarily_unavailable'
   | 'server_error';
 
@@ -36,6 +37,14 @@ export class OAuthError extends Error {
 
   static invalidGrant(description = 'The refresh token is invalid, expired, revoked or already used.'): OAuthError {
     return new OAuthError(400, 'invalid_grant', description);
+  }
+
+  /**
+   * The client authenticated, but from an address outside its key's allowlist. Only a caller who
+   * proved the secret learns of the allowlist; everyone else gets the 401 of a wrong secret.
+   */
+  static addressNotAllowed(): OAuthError {
+    return new OAuthError(400, 'unauthorized_client', "The API key may not be used from this client's address (its allowed_ips).");
   }
 
   static unavailable(): OAuthError {

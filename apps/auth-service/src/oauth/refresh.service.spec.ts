@@ -13,6 +13,7 @@ import { RefreshService } from './refresh.service';
 const KEY_A = '01933c3e-8a7b-7cc0-9f00-00000000000a';
 const KEY_B = '01933c3e-8a7b-7cc0-9f00-00000000000b';
 const SID = 'ses_01933c3e8a7b7cc09f00000000000001';
+const FROM = { address: '10.0.0.1' };
 
 /** Fakes at the edges: the rotation script is a spy, so a test can see whether a token was spent. */
 function setup() {
@@ -29,9 +30,11 @@ function setup() {
     }),
     response: jest.fn((subject: { scope: string }) => ({ access_token: 'at', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_live_next', scope: subject.scope })),
   };
-  const active = (id: string) => ({ id, status: 'active' }) as ApiKeyEntity;
-  const apiKeys = { findById: jest.fn(async (id: string) => active(id)) };
-  const clients = { authenticate: jest.fn(async (c: { clientId: string }) => active(c.clientId === 'ak_live_b' ? KEY_B : KEY_A)) };
+  const active = (id: string) => ({ id, status: 'active', expiresAt: null, allowedIps: [] as string[] }) as ApiKeyEntity;
+  const apiKeys = { findById: jest.fn(async (id: string): Promise<ApiKeyEntity> => active(id)) };
+  const clients = {
+    authenticateSecret: jest.fn(async (c: { clientId: string }) => ({ key: active(c.clientId === 'ak_live_b' ? KEY_B : KEY_A), secretHash: Buffer.alloc(32) })),
+  };
   const service = new RefreshService(
     sessions as unknown as SessionStore,
     tokens as unknown as TokenPairFactory,
@@ -41,7 +44,7 @@ function setup() {
     { touch: jest.fn() } as unknown as LastUsedRecorder,
     clients as unknown as ClientAuthenticator,
   );
-  return { service, rotate, clients };
+  return { service, rotate, clients, apiKeys, active };
 }
 
 async function oauthError(promise: Promise<unknown>): Promise<OAuthError> {
@@ -61,13 +64,13 @@ describe(RefreshService.name, () => {
     const r = await service.refreshGrant({ refreshToken: token, scope: null, client: null }, '127.0.0.1');
     expect(r.scope).toBe('read:invoices read:clients');
     expect(rotate).toHaveBeenCalledTimes(1);
-    expect(clients.authenticate).not.toHaveBeenCalled();
+    expect(clients.authenticateSecret).not.toHaveBeenCalled();
   });
 
   it('authenticates the client when credentials are sent, then rotates its own token', async () => {
     const { service, rotate, clients } = setup();
     await service.refreshGrant({ refreshToken: token, scope: null, client: { clientId: 'ak_live_a', clientSecret: 's', usedBasic: true } }, '10.0.0.1');
-    expect(clients.authenticate).toHaveBeenCalledWith({ clientId: 'ak_live_a', clientSecret: 's', usedBasic: true }, '10.0.0.1');
+    expect(clients.authenticateSecret).toHaveBeenCalledWith({ clientId: 'ak_live_a', clientSecret: 's', usedBasic: true }, '10.0.0.1');
     expect(rotate).toHaveBeenCalledTimes(1);
   });
 
@@ -82,16 +85,33 @@ describe(RefreshService.name, () => {
 
   it('refuses a scope the session was not granted before the rotation, and narrows to a granted subset', async () => {
     const { service, rotate } = setup();
-    const e = await oauthError(service.refresh(token, { scope: 'write:invoices' }));
+    const e = await oauthError(service.refresh(token, FROM, { scope: 'write:invoices' }));
     expect(e.error).toBe('invalid_scope');
     expect(rotate).not.toHaveBeenCalled();
-    expect((await service.refresh(token, { scope: 'read:clients' })).scope).toBe('read:clients');
-    expect((await oauthError(service.refresh(token, { scope: 'read:clients  read:invoices' }))).error).toBe('invalid_scope');
+    expect((await service.refresh(token, FROM, { scope: 'read:clients' })).scope).toBe('read:clients');
+    expect((await oauthError(service.refresh(token, FROM, { scope: 'read:clients  read:invoices' }))).error).toBe('invalid_scope');
   });
 
   it('refuses a malformed refresh token without any lookup', async () => {
     const { service, rotate } = setup();
-    expect((await oauthError(service.refresh('rt_live_nope'))).error).toBe('invalid_grant');
+    expect((await oauthError(service.refresh('rt_live_nope', FROM))).error).toBe('invalid_grant');
+    expect(rotate).not.toHaveBeenCalled();
+  });
+
+  it('refuses a refresh from outside the key\'s allowlist before the rotation (unauthorized_client, nothing spent)', async () => {
+    const { service, rotate, apiKeys, active } = setup();
+    apiKeys.findById.mockResolvedValue({ ...active(KEY_A), allowedIps: ['203.0.113.0/24'] } as ApiKeyEntity);
+    const e = await oauthError(service.refresh(token, FROM));
+    expect({ status: e.status, error: e.error }).toEqual({ status: 400, error: 'unauthorized_client' });
+    expect(rotate).not.toHaveBeenCalled();
+    await service.refresh(token, { address: '203.0.113.9' });
+    expect(rotate).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses a refresh of an expired key from the instant of its expiry, before the sweep has marked it', async () => {
+    const { service, rotate, apiKeys, active } = setup();
+    apiKeys.findById.mockResolvedValue({ ...active(KEY_A), expiresAt: new Date(1_763_700_000_000) } as ApiKeyEntity);
+    expect((await oauthError(service.refresh(token, FROM))).error).toBe('invalid_grant');
     expect(rotate).not.toHaveBeenCalled();
   });
 });

@@ -8,7 +8,8 @@ import { hashCredentialHex, isWellFormedRefreshToken } from '../keys/credential-
 import { TokenPairFactory, TokenResponse } from './token-pair';
 import { RevocationOutbox } from '../revocation/revocation-outbox.service';
 import { SessionPointer, SessionStore } from '../sessions/session-store';
-import { ClientAuthenticator } from './client-authenticator';
+import { assertAllowedAddress, ClientAuthenticator } from './client-authenticator';
+import { isUsable } from '../keys/api-key.entity';
 import { OAuthError } from './oauth-error';
 import type { RefreshGrantRequest } from './token-request';
 
@@ -18,6 +19,13 @@ export interface RefreshOptions {
   clientKeyUuid?: string;
   /** Requested scopes, a subset of the session's (RFC 6749 section 6); null or absent for all. */
   scope?: string | null;
+  /** The secret the client authenticated with (its hash), credited with this use. */
+  secretHash?: Buffer;
+}
+
+/** Where a refresh comes from: the key's allowlist is checked against it before the rotation. */
+export interface RefreshOrigin {
+  address: string;
 }
 
 /**
@@ -45,11 +53,11 @@ export class RefreshService {
    * (401 `invalid_client` and throttling, as for the client-credentials grant).
    */
   async refreshGrant(request: RefreshGrantRequest, address: string): Promise<TokenResponse> {
-    const key = request.client ? await this.clients.authenticate(request.client, address) : null;
-    return this.refresh(request.refreshToken, { clientKeyUuid: key?.id, scope: request.scope });
+    const client = request.client ? await this.clients.authenticateSecret(request.client, address) : null;
+    return this.refresh(request.refreshToken, { address }, { clientKeyUuid: client?.key.id, scope: request.scope, secretHash: client?.secretHash });
   }
 
-  async refresh(refreshToken: string, options: RefreshOptions = {}): Promise<TokenResponse> {
+  async refresh(refreshToken: string, origin: RefreshOrigin, options: RefreshOptions = {}): Promise<TokenResponse> {
     if (!isWellFormedRefreshToken(refreshToken)) throw OAuthError.invalidGrant();
     const requested = options.scope ? splitScopeString(options.scope) : null;
     if (options.scope && requested === null) throw new OAuthError(400, 'invalid_scope', 'The scope parameter is malformed.');
@@ -62,11 +70,16 @@ export class RefreshService {
     // The scope check also runs before the rotation: a refused scope spends nothing.
     const narrowed = requested ? await this.narrowScope(pointer, requested) : null;
     // A revoked key's sessions are gone already (the rotation script would answer 'invalid'); this
-    // also refuses a key whose revocation Redis has lost, once the cache has read Postgres again.
+    // also refuses a key whose revocation Redis has lost, once the cache has read Postgres again,
+    // and an expired key from the instant of its expiry (its sessions are left to lapse).
     const key = await this.apiKeys.findById(pointer.apiKeyUuid);
-    if (!key || key.status !== 'active') throw OAuthError.invalidGrant();
-
     const now = this.clock.now();
+    if (!key || !isUsable(key, now)) throw OAuthError.invalidGrant();
+    // Outside the allowlist: refused before the rotation, so the refresh token is not spent, and a
+    // spent one presented from outside does not set off the reuse revocation either: an outsider
+    // holding an old token cannot end the owner's sessions with it (ADR 0023).
+    assertAllowedAddress(key, origin.address);
+
     const [next, result] = await this.tokens.mintRefreshToken(pointer.apiKeyUuid, pointer.sessionId, now, (minted) =>
       this.sessions.rotate({
         pointer,
@@ -75,11 +88,13 @@ export class RefreshService {
         newExpiresAt: minted.expiresAt,
         now,
         eventId: uuidv7(),
+        // Written only if this is a reuse (the audit record names the key and where it came from).
+        actor: { kind: 'api_key', id: null, address: origin.address },
       }),
     );
     switch (result.kind) {
       case 'rotated':
-        this.lastUsed.touch(pointer.apiKeyUuid, new Date(now));
+        this.lastUsed.touch(pointer.apiKeyUuid, new Date(now), options.secretHash ?? null);
         return this.tokens.response(
           {
             sub: toPublicId('key', pointer.apiKeyUuid),
@@ -87,6 +102,8 @@ export class RefreshService {
             org_id: toPublicId('org', result.organizationId),
             scope: narrowed ?? result.scope,
             sid: pointer.sessionId,
+            allowedIps: key.allowedIps,
+            notAfterMs: key.expiresAt?.getTime(),
           },
           next,
           now,

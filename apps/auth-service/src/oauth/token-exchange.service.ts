@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { formatScopes, newId, splitScopeString, toPublicId } from '@invoicing/contracts';
+import { ApiKeyCache } from '../keys/api-key-cache';
 import { LastUsedRecorder } from '../keys/last-used-recorder';
 import { Clock } from '../common/clock';
 import { TokenPairFactory, TokenResponse } from './token-pair';
 import { SessionStore } from '../sessions/session-store';
-import { ClientAuthenticator } from './client-authenticator';
+import { assertAllowedAddress, ClientAuthenticator } from './client-authenticator';
 import { OAuthError } from './oauth-error';
 import { ClientCredentialsRequest } from './token-request';
 
@@ -17,10 +18,12 @@ export class TokenExchangeService {
     private readonly tokens: TokenPairFactory,
     private readonly clock: Clock,
     private readonly lastUsed: LastUsedRecorder,
+    private readonly cache: ApiKeyCache,
   ) {}
 
   async exchange(request: ClientCredentialsRequest, address: string): Promise<TokenResponse> {
-    const key = await this.clients.authenticate(request, address);
+    const { key, secretHash } = await this.clients.authenticateSecret(request, address);
+    assertAllowedAddress(key, address);
 
     let scopes = key.scopes;
     if (request.scope !== null) {
@@ -48,13 +51,26 @@ export class TokenExchangeService {
         organizationId: key.organizationId,
         clientId: key.clientId,
         now,
+        secretGeneration: key.secretGeneration,
       }),
     );
-    // A revoked key: the session script found the revocation marker (whatever the cache said).
-    if (!created) throw OAuthError.invalidClient(request.usedBasic);
-    this.lastUsed.touch(key.id, new Date(now));
+    // A revoked key (the session script found the revocation marker, whatever the cache said), or
+    // a secret a roll ended at once, checked on a row read before it: forget the row, refuse.
+    if (!created) {
+      this.cache.forget(key);
+      throw OAuthError.invalidClient(request.usedBasic);
+    }
+    this.lastUsed.touch(key.id, new Date(now), secretHash);
     return this.tokens.response(
-      { sub: toPublicId('key', key.id), client_id: key.clientId, org_id: toPublicId('org', key.organizationId), scope, sid: sessionId },
+      {
+        sub: toPublicId('key', key.id),
+        client_id: key.clientId,
+        org_id: toPublicId('org', key.organizationId),
+        scope,
+        sid: sessionId,
+        allowedIps: key.allowedIps,
+        notAfterMs: key.expiresAt?.getTime(),
+      },
       refresh,
       now,
     );

@@ -120,14 +120,15 @@ describe('POST /api/v1/auth/token', () => {
     }
   });
 
-  it('throttles failed client authentication per client with 429 and Retry-After', async () => {
+  it('throttles failed client authentication per client and address with 429 and Retry-After', async () => {
     const victim = await app.createKey();
     const bad = { client_id: victim.clientId, client_secret: key.clientSecret, grant_type: 'client_credentials' };
-    for (let i = 0; i < app.config.AUTH_THROTTLE_MAX_FAILURES_PER_CLIENT; i++) expect((await token(bad)).status).toBe(401);
-    const limited = await token({ ...bad, client_secret: victim.clientSecret });
+    for (let i = 0; i < app.config.AUTH_THROTTLE_MAX_FAILURES_PER_CLIENT_ADDRESS; i++) expect((await token(bad)).status).toBe(401);
+    const limited = await token(bad);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    // Other clients are not affected.
+    // The right secret is never refused (ADR 0022), and other clients are not affected.
+    expect((await token({ ...bad, client_secret: victim.clientSecret })).status).toBe(200);
     await exchange();
   });
 });

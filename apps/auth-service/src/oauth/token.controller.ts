@@ -32,7 +32,7 @@ export class TokenController {
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
   refresh(@Req() request: FastifyRequest): Promise<TokenResponse> {
-    return this.refreshes.refresh(parseRefreshRequest(request.body).refreshToken);
+    return this.refreshes.refresh(parseRefreshRequest(request.body).refreshToken, { address: request.ip });
   }
 
   /** RFC 7009: 200 with an empty body whether or not there was anything to revoke. */

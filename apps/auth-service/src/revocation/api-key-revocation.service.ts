@@ -3,9 +3,10 @@ import { REFRESH_TOKEN_TTL_SECONDS } from '@invoicing/contracts';
 import { ProblemException } from '@invoicing/service-kit';
 import { uuidv7 } from 'uuidv7';
 import { ApiKeyCache } from '../keys/api-key-cache';
+import { isUsable } from '../keys/api-key.entity';
 import { ApiKeysService, ApiKeyView, toView } from '../keys/api-keys.service';
 import { Clock } from '../common/clock';
-import { SessionStore } from '../sessions/session-store';
+import { RevocationActor, SessionStore } from '../sessions/session-store';
 import { RevocationOutbox } from './revocation-outbox.service';
 
 /**
@@ -22,10 +23,11 @@ export class ApiKeyRevocationService {
     private readonly cache: ApiKeyCache,
   ) {}
 
-  async revoke(organizationId: string, publicKeyId: string): Promise<ApiKeyView> {
+  async revoke(organizationId: string, publicKeyId: string, actor: RevocationActor = { kind: 'system', id: null, address: null }): Promise<ApiKeyView> {
     const key = await this.apiKeys.findInOrganization(organizationId, publicKeyId);
     if (!key) throw ProblemException.notFound('API key');
-    if (key.status === 'revoked') return toView(key);
+    // Revoked or expired already: nothing more to end (an expired key is announced by its expiry).
+    if (!isUsable(key, this.clock.now())) return toView(key);
     // First Redis: sessions revoked, the key refused for new sessions, and the event recorded, in
     // one atomic step; then Postgres: status and outbox row in one transaction.
     const pending = await this.sessions.revokeAll({
@@ -34,6 +36,7 @@ export class ApiKeyRevocationService {
       clientId: key.clientId,
       reason: 'revoked_by_user',
       markKeyRevoked: true,
+      actor,
       now: this.clock.now(),
       eventId: uuidv7(),
       markerTtlMs: (REFRESH_TOKEN_TTL_SECONDS + 86400) * 1000,

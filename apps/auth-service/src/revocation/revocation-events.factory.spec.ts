@@ -11,7 +11,7 @@ const record = (sessions: number, reason: PendingRevocation['reason'] = 'refresh
     org: '01933c3e-8a7b-7cc0-9f00-00000000000a',
     cid: 'ak_live_abcdefghijklmnopqrstuvwx',
   };
-  return { apiKeyUuid: '01933c3e-8a7b-7cc0-9f00-00000000000b', raw: JSON.stringify(event), event };
+  return { apiKeyUuid: '01933c3e-8a7b-7cc0-9f00-00000000000b', raw: JSON.stringify(event), event, actor: null };
 };
 
 describe('revocationEvents', () => {

@@ -57,7 +57,6 @@ function revocationEvent(record: PendingRevocationRecord, sessionIds: string[], 
     time: revokedAt,
     datacontenttype: 'application/json' as const,
   };
-  return event.reason === 'revoked_by_user'
-    ? { ...envelope, type: API_KEY_REVOKED_V1, data: { ...data, reason: 'revoked_by_user' } }
-    : { ...envelope, type: SESSIONS_REVOKED_V1, data: { ...data, reason: event.reason } };
+  if (event.reason === 'revoked_by_user' || event.reason === 'exposed') return { ...envelope, type: API_KEY_REVOKED_V1, data: { ...data, reason: event.reason } };
+  return { ...envelope, type: SESSIONS_REVOKED_V1, data: { ...data, reason: event.reason } };
 }

@@ -1,12 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { RevocationEvent, REVOCATIONS_TOPIC, validateRevocationEvent } from '@invoicing/contracts';
+import { AuditEventType, AuthTopicEvent, RevocationEvent, REVOCATIONS_TOPIC, toPublicId, validateAuthTopicEvent, validateRevocationEvent } from '@invoicing/contracts';
 import { enqueueEvents, EventPublisher, markPublished, OutgoingMessage } from '@invoicing/event-bus';
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { markKeyRevoked } from '../keys/api-keys.service';
 import { PendingRevocationRecord, SessionStore } from '../sessions/session-store';
 import { revocationEvents } from './revocation-events.factory';
+import { AuditEntry, AuditLog } from '../audit/audit-log';
 
 /** The Kafka publisher shared by the outbox (direct sends) and the relay. */
 export const EVENT_PUBLISHER = Symbol('EVENT_PUBLISHER');
@@ -44,6 +46,7 @@ export class RevocationOutbox {
     @InjectDataSource() private readonly db: DataSource,
     private readonly sessions: SessionStore,
     @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
+    private readonly audit: AuditLog,
   ) {}
 
   /**
@@ -89,6 +92,24 @@ export class RevocationOutbox {
     return true;
   }
 
+  /**
+   * Events that commit with the change they announce (an expiry, a new allowlist, an expiry
+   * notice), written in the caller's transaction; call {@link committed} once it has committed.
+   * Throws when an event fails its schema, which rolls the change back with it.
+   */
+  async enqueueInTransaction(tx: EntityManager, events: AuthTopicEvent[]): Promise<void> {
+    for (const event of events) {
+      const check = validateAuthTopicEvent(event);
+      if (!check.ok) throw new Error(`${event.type} fails its schema: ${check.errors.join('; ')}`);
+    }
+    await enqueueEvents(tx, 'auth', REVOCATIONS_TOPIC, events.map((e) => ({ id: e.id, key: e.subject, payload: e })));
+  }
+
+  /** Wakes the relay: what was enqueued in a transaction that has now committed goes out at once. */
+  committed(): void {
+    this.signals.emit('enqueued');
+  }
+
   private async markPublished(events: RevocationEvent[]): Promise<boolean> {
     try {
       await markPublished(this.db, 'auth', events.map((e) => e.id));
@@ -114,12 +135,75 @@ export class RevocationOutbox {
 
   private async insert(record: PendingRevocationRecord, events: RevocationEvent[]): Promise<void> {
     await this.db.transaction(async (tx) => {
-      if (record.event.reason === 'revoked_by_user') {
+      if (record.event.reason === 'revoked_by_user' || record.event.reason === 'exposed') {
         // The key's status and its event commit together: a revoked key is always announced.
         await markKeyRevoked(tx, record.apiKeyUuid, record.event.revoked_at);
       }
+      if (record.event.reason === 'exposed') {
+        // Where the secret was found, for the owner's banner (the first report wins).
+        const url = exposureUrl(record);
+        await tx.query(
+          `UPDATE auth.api_keys SET exposed_at = COALESCE(exposed_at, to_timestamp($2::bigint / 1000.0)), exposed_url = COALESCE(exposed_url, $3) WHERE id = $1`,
+          [record.apiKeyUuid, record.event.revoked_at, url],
+        );
+      }
+      // ...and so does its audit record (idempotent: a retried insert finds it by its id).
+      const audit = auditEntryOf(record);
+      if (audit) await this.audit.record(tx, audit);
       // One statement for every part; they share created_at and are published in order of id.
       await enqueueEvents(tx, 'auth', REVOCATIONS_TOPIC, events.map((e) => ({ id: e.id, key: e.subject, payload: e })));
     });
   }
+}
+
+/** Sessions named in an audit record of a reuse: enough to find them, bounded for thousands. */
+const AUDITED_SESSION_IDS = 20;
+
+/**
+ * The audit record of a revocation (ADR 0024): a key revoked by its owner or exposed, a refresh
+ * token reused. Its id comes from the revocation's event id, so a retried insert records it once.
+ * The sessions an RFC 7009 call or a roll ends are not separate records (the roll has its own).
+ */
+const AUDITED_REVOCATIONS: Partial<Record<PendingRevocationRecord['event']['reason'], AuditEventType>> = {
+  revoked_by_user: 'api_key.revoked',
+  exposed: 'api_key.exposed',
+  refresh_token_reuse: 'refresh_token.reuse_detected',
+};
+
+function auditEntryOf(record: PendingRevocationRecord): AuditEntry | null {
+  const { event, actor } = record;
+  const type = AUDITED_REVOCATIONS[event.reason];
+  if (type === undefined) return null;
+  const apiKeyId = toPublicId('key', record.apiKeyUuid);
+  const sessionIds = [...new Set(event.session_ids)];
+  return {
+    id: auditIdOf(event.event_id),
+    type,
+    organizationId: event.org,
+    // A reuse is the key's doing (its id is the record's key); a user's revocation names the user.
+    actor: actor?.kind === 'user' ? { kind: 'user', id: actor.id } : actor?.kind === 'api_key' || type === 'refresh_token.reuse_detected' ? { kind: 'api_key', id: apiKeyId } : { kind: 'system', id: null },
+    apiKeyId,
+    clientAddress: actor?.address ?? null,
+    occurredAt: new Date(Number(event.revoked_at)),
+    data: {
+      sessions_ended: sessionIds.length,
+      ...(type === 'refresh_token.reuse_detected' ? { session_ids: sessionIds.slice(0, AUDITED_SESSION_IDS) } : {}),
+      ...(actor?.data ?? {}),
+    },
+  };
+}
+
+/**
+ * The audit record's id, derived from the revocation's event id: the same on a retry (so the record
+ * is written once), and never equal to it, since the event id is already an outbox row's id (the
+ * revocation event's) and the audit record's stream event is another row of the same table.
+ */
+function auditIdOf(eventId: string): string {
+  return `evt_${createHash('sha256').update(`audit/${eventId}`).digest('hex').slice(0, 32)}`;
+}
+
+/** Stored and shown to the owner: no control characters (a NUL would fail the update itself). */
+function exposureUrl(record: PendingRevocationRecord): string | null {
+  const url = record.actor?.data?.url ?? '';
+  return [...url].filter((c) => c.charCodeAt(0) > 0x1f && c.charCodeAt(0) !== 0x7f).join('').slice(0, 2048) || null;
 }

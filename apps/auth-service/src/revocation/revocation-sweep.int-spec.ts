@@ -33,7 +33,7 @@ const outbox = () => app.service.app.get(RevocationOutbox);
 const db = () => app.service.app.get(DataSource);
 const pendKey = (keyId: string) => `${app.config.REDIS_KEY_PREFIX}pend:{${parsePublicId('key', keyId)}}`;
 const outboxRowsNaming = async (text: string) =>
-  Number((await db().query(`SELECT count(*)::int AS n FROM auth.outbox WHERE payload::text LIKE $1`, [`%${text}%`]))[0].n);
+  Number((await db().query(`SELECT count(*)::int AS n FROM auth.outbox WHERE topic = 'auth.revocations.v1' AND payload::text LIKE $1`, [`%${text}%`]))[0].n);
 
 it('retries from memory, without scanning, a revocation whose outbox insert failed', async () => {
   const key = await app.createKey();

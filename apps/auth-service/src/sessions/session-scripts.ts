@@ -12,7 +12,7 @@
  */
 
 const COLLECT_AND_REVOKE = `
-local function revoke_all(sess, sexp, pend, now, event_id, reason)
+local function revoke_all(sess, sexp, pend, now, event_id, reason, actor)
   local org = redis.call('HGET', sess, 'org') or ''
   local cid = redis.call('HGET', sess, 'cid') or ''
   local sids = {}
@@ -25,7 +25,10 @@ local function revoke_all(sess, sexp, pend, now, event_id, reason)
     end
   end
   redis.call('DEL', sess, sexp)
-  local ev = cjson.encode({ event_id = event_id, reason = reason, session_ids = sids, revoked_at = now, org = org, cid = cid })
+  -- actor: who did it, as a JSON string for the audit log (absent: nil, and the field is left out).
+  local who = nil
+  if actor and actor ~= '' then who = actor end
+  local ev = cjson.encode({ event_id = event_id, reason = reason, session_ids = sids, revoked_at = now, org = org, cid = cid, actor = who })
   redis.call('RPUSH', pend, ev)
   redis.call('PEXPIRE', pend, 604800000)
   return ev
@@ -37,12 +40,16 @@ const EXPIRED_BATCH = 8;
 
 /**
  * KEYS: sess, sexp. ARGV: sid, refresh hash, refresh expiry ms, scope, org uuid, client id, now ms,
- * key ttl ms, most live sessions per key. Returns 0 when the key is revoked, else 1.
+ * key ttl ms, most live sessions per key, secret generation the client authenticated against.
+ * Returns 0 when the key is revoked or the secret generation is below the key's floor (`mingen`,
+ * raised by a roll that ended the old secret: see SET_SECRET_FLOOR), else 1.
  * Past the bound, the session whose refresh token expires first (the least recently used) is evicted:
  * its refresh token stops working; its access tokens live out their hour, as after an expiry.
  */
 export const CREATE_SESSION = `
 if redis.call('HEXISTS', KEYS[1], 'revoked') == 1 then return 0 end
+local floor = redis.call('HGET', KEYS[1], 'mingen')
+if floor and tonumber(floor) > tonumber(ARGV[10]) then return 0 end
 local now = tonumber(ARGV[7])
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, ${EXPIRED_BATCH})
 for i = 1, #expired do
@@ -63,7 +70,8 @@ return 1
 `;
 
 /**
- * KEYS: sess, sexp, pend. ARGV: sid, presented hash, new hash, now ms, new expiry ms, key ttl ms, event id.
+ * KEYS: sess, sexp, pend. ARGV: sid, presented hash, new hash, now ms, new expiry ms, key ttl ms, event id,
+ * actor (JSON, for the audit log of a reuse: the key and the client's address).
  * Returns {'rotated', scope, org, cid} | {'reuse', event json} | {'expired'} | {'invalid'}.
  * Check and write happen in one step, so of N concurrent refreshes with one token exactly one rotates;
  * the others see a spent token, which is reuse.
@@ -75,7 +83,7 @@ local raw = redis.call('HGET', KEYS[1], field)
 if not raw then return { 'invalid' } end
 local s = cjson.decode(raw)
 if s.c ~= ARGV[2] then
-  return { 'reuse', revoke_all(KEYS[1], KEYS[2], KEYS[3], ARGV[4], ARGV[7], 'refresh_token_reuse') }
+  return { 'reuse', revoke_all(KEYS[1], KEYS[2], KEYS[3], ARGV[4], ARGV[7], 'refresh_token_reuse', ARGV[8]) }
 end
 if tonumber(s.e) <= now then
   redis.call('HDEL', KEYS[1], field)
@@ -92,19 +100,48 @@ return { 'rotated', s.sc, redis.call('HGET', KEYS[1], 'org'), redis.call('HGET',
 `;
 
 /**
- * KEYS: sess, sexp, pend. ARGV: now ms, event id, reason, mark key revoked ('1'/'0'), marker ttl ms, org, cid.
- * Revokes every session of the key; with the mark, sessions can no longer be created for it.
+ * The floor of secret generations that may still open sessions: a session is opened only by a
+ * client that authenticated against a key row of at least this generation. Kept at least
+ * {@link SECRET_FLOOR_TTL_MS}, longer than any cached key row (30 s) and request can be old.
  */
-export const REVOKE_ALL_SESSIONS = `${COLLECT_AND_REVOKE}
-if redis.call('HLEN', KEYS[1]) == 0 then
+const RAISE_FLOOR = `
+local function raise_floor(sess, generation, ttl)
+  local current = redis.call('HGET', sess, 'mingen')
+  if not current or tonumber(current) < tonumber(generation) then
+    redis.call('HSET', sess, 'mingen', generation)
+  end
+  if redis.call('PTTL', sess) < tonumber(ttl) then redis.call('PEXPIRE', sess, ttl) end
+end
+`;
+
+export const SECRET_FLOOR_TTL_MS = 120_000;
+
+/**
+ * KEYS: sess, sexp, pend. ARGV: now ms, event id, reason, mark key revoked ('1'/'0'), marker ttl ms,
+ * org, cid, secret floor ('' for none), floor ttl ms, actor (JSON for the audit log, '' for none).
+ * Revokes every session of the key; with the mark, sessions can no longer be created for it; with a
+ * floor, only by clients that authenticated against a secret of that generation or later (a roll
+ * with end_sessions: an exchange that checked the old secret before the roll and opens its session
+ * after this script would otherwise outlive it).
+ */
+export const REVOKE_ALL_SESSIONS = `${COLLECT_AND_REVOKE}${RAISE_FLOOR}
+-- A hash without sessions may still hold a secret floor (mingen): name the owner whenever it lacks one.
+if redis.call('HEXISTS', KEYS[1], 'org') == 0 then
   redis.call('HSET', KEYS[1], 'org', ARGV[6], 'cid', ARGV[7])
 end
-local ev = revoke_all(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])
+local ev = revoke_all(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[10])
 if ARGV[4] == '1' then
   redis.call('HSET', KEYS[1], 'revoked', ARGV[1])
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
 end
+if ARGV[8] ~= '' then raise_floor(KEYS[1], ARGV[8], ARGV[9]) end
 return ev
+`;
+
+/** KEYS: sess. ARGV: secret floor, floor ttl ms. A roll that ends the old secret at once (no overlap). */
+export const SET_SECRET_FLOOR = `${RAISE_FLOOR}
+raise_floor(KEYS[1], ARGV[1], ARGV[2])
+return 1
 `;
 
 /**

@@ -4,7 +4,7 @@ import type { AuthConfig } from '../config/config';
 import { FailureThrottle } from './failure-throttle';
 import { keySlot } from './key-slot';
 import type { RedisClient } from './redis-connection';
-import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION } from './session-scripts';
+import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION, SET_SECRET_FLOOR } from './session-scripts';
 import { SessionStore } from './session-store';
 
 /**
@@ -89,7 +89,7 @@ async function driveSessionStore(store: SessionStore, recorder: Recorder, apiKey
   const hash = 'a'.repeat(64);
   const common = { organizationId: randomUUID(), clientId: 'ak_live_x', now: 1_000, eventId: randomUUID() };
   recorder.replies.authCreateSession = 1;
-  await store.create({ ...common, apiKeyUuid, sessionId, refreshHash: hash, refreshExpiresAt: 2_000, scope: 'read:invoices' });
+  await store.create({ ...common, apiKeyUuid, sessionId, refreshHash: hash, refreshExpiresAt: 2_000, scope: 'read:invoices', secretGeneration: 0 });
   await store.putPointer(hash, pointer, 1_000);
   recorder.replies.get = `${apiKeyUuid} ${sessionId}`;
   await store.findPointer(hash);
@@ -102,8 +102,10 @@ async function driveSessionStore(store: SessionStore, recorder: Recorder, apiKey
   if (reuse.kind === 'reuse') await store.ackPending(reuse.pending);
   recorder.replies.authRevokeAllSessions = pendingJson(sessionId);
   for (const markKeyRevoked of [true, false]) {
-    await store.revokeAll({ ...common, apiKeyUuid, reason: 'revoked_by_user', markKeyRevoked, markerTtlMs: 1_000 });
+    await store.revokeAll({ ...common, apiKeyUuid, reason: 'revoked_by_user', markKeyRevoked, markerTtlMs: 1_000, secretFloor: markKeyRevoked ? undefined : 1 });
   }
+  recorder.replies.authSetSecretFloor = 1;
+  await store.raiseSecretFloor(apiKeyUuid, 2);
   recorder.replies.authRevokeSession = pendingJson(sessionId);
   for (const evenIfGone of [true, false]) {
     await store.revokeSession({ ...common, apiKeyUuid, sessionId, evenIfGone, markerTtlMs: 1_000 });
@@ -142,7 +144,7 @@ describe('Redis Cluster slots of every command', () => {
         await driveSessionStore(store, recorder, apiKeyUuid);
         const commands = new Set(recorder.calls.map((c) => c.command));
         expect(commands).toEqual(
-          new Set(['authCreateSession', 'set', 'get', 'hget', 'authRotateSession', 'lrem', 'authRevokeAllSessions', 'authRevokeSession']),
+          new Set(['authCreateSession', 'set', 'get', 'hget', 'authRotateSession', 'lrem', 'authRevokeAllSessions', 'authRevokeSession', 'authSetSecretFloor']),
         );
         for (const call of recorder.calls) {
           const slots = new Set(call.keys.map(keySlot));
@@ -158,15 +160,15 @@ describe('Redis Cluster slots of every command', () => {
         }
       }
     }
-    expect(scriptCalls).toBe(prefixes.length * 25 * 7);
+    expect(scriptCalls).toBe(prefixes.length * 25 * 8);
   });
 
   it('every script touches only keys it declares in KEYS (never a key built from ARGV)', () => {
     const recorder = recordingRedis();
     new SessionStore(recorder.redis, config('auth:'));
     const declared = Object.fromEntries([...recorder.scripts].map(([name, s]) => [name, s]));
-    expect(Object.keys(declared).sort()).toEqual(['authCreateSession', 'authRevokeAllSessions', 'authRevokeSession', 'authRotateSession']);
-    expect(new Set(Object.values(declared).map((s) => s.lua))).toEqual(new Set([CREATE_SESSION, ROTATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION]));
+    expect(Object.keys(declared).sort()).toEqual(['authCreateSession', 'authRevokeAllSessions', 'authRevokeSession', 'authRotateSession', 'authSetSecretFloor']);
+    expect(new Set(Object.values(declared).map((s) => s.lua))).toEqual(new Set([CREATE_SESSION, ROTATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, SET_SECRET_FLOOR]));
     for (const [name, { numberOfKeys, lua }] of Object.entries(declared)) {
       const indexes = [...lua.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
       expect({ name, highest: Math.max(...indexes) }).toEqual({ name, highest: numberOfKeys });
@@ -189,17 +191,24 @@ describe('Redis Cluster slots of every command', () => {
   it('FailureThrottle: each transaction touches one key, so one slot', async () => {
     const recorder = recordingRedis();
     const throttle = new FailureThrottle(recorder.redis, config('auth:'));
-    const subjects = [
-      { key: 'ip:127.0.0.1', limit: 50 },
-      { key: 'cl:ak_live_0000', limit: 10 },
-      { key: 'em:someone@example.com', limit: 10 },
-    ];
-    await throttle.recordFailure(subjects, 60);
+    const policy = {
+      refuse: [
+        { key: 'ip:127.0.0.1', limit: 50 },
+        { key: 'cl-ip:ak_live_0000:127.0.0.1', limit: 10 },
+      ],
+      watch: [{ key: 'cl:ak_live_0000', limit: 10 }],
+      windowSeconds: 60,
+    };
+    await throttle.recordFailure(policy);
     recorder.replies.get = '99';
     recorder.replies.pttl = 1500;
-    expect(await throttle.retryAfter(subjects)).toBe(2);
+    expect(await throttle.retryAfter(policy)).toBe(2);
+    // A reservation, settled as a success, gives its places back: one key a call.
+    expect(await throttle.reserve(policy)).toBeNull();
+    await throttle.settle(policy, true);
+    expect(recorder.calls.filter((c) => c.command === 'authThrottleGiveBack')).toHaveLength(2);
     const transactions = recorder.calls.filter((c) => c.command.startsWith('multi('));
-    expect(transactions).toHaveLength(subjects.length);
+    expect(transactions).toHaveLength(5);
     for (const call of recorder.calls) expect(new Set(call.keys.map(keySlot)).size).toBe(1);
     for (const t of transactions) expect(new Set(t.keys).size).toBe(1);
   });

@@ -3,7 +3,8 @@ import type Redis from 'ioredis';
 import type { Cluster, Result } from 'ioredis';
 import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import type { RedisClient } from './redis-connection';
-import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION } from './session-scripts';
+import type { AuditActorAt } from '../audit/audit-log';
+import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION, SECRET_FLOOR_TTL_MS, SET_SECRET_FLOOR } from './session-scripts';
 
 export const REDIS = Symbol('REDIS');
 
@@ -15,6 +16,7 @@ declare module 'ioredis' {
     authCreateSession(sess: string, sexp: string, ...args: string[]): Result<number, Context>;
     authRotateSession(sess: string, sexp: string, pend: string, ...args: string[]): Result<string[], Context>;
     authRevokeAllSessions(sess: string, sexp: string, pend: string, ...args: string[]): Result<string, Context>;
+    authSetSecretFloor(sess: string, ...args: string[]): Result<number, Context>;
     authRevokeSession(sess: string, sexp: string, pend: string, marker: string, ...args: string[]): Result<string | null, Context>;
   }
 }
@@ -22,19 +24,29 @@ declare module 'ioredis' {
 /** A revocation recorded in Redis by a script, waiting to be copied into the outbox. */
 export interface PendingRevocation {
   event_id: string;
-  reason: 'refresh_token_reuse' | 'revoked_by_user' | 'session_revoked';
+  reason: 'refresh_token_reuse' | 'revoked_by_user' | 'session_revoked' | 'secret_rolled' | 'exposed';
   session_ids: string[];
   /** Milliseconds since the epoch, as a string (Lua numbers lose precision). */
   revoked_at: string;
   /** Organization uuid. */
   org: string;
   cid: string;
+  /** Who caused it, for the audit log: JSON of {@link RevocationActor}; absent for older records. */
+  actor?: string;
+}
+
+/** Who caused a revocation, as the audit log records it (public ids; the client's address). */
+export interface RevocationActor extends AuditActorAt {
+  /** What else the audit record says (an exposure's report URL). */
+  data?: Record<string, string>;
 }
 
 export interface PendingRevocationRecord {
   apiKeyUuid: string;
   raw: string;
   event: PendingRevocation;
+  /** `event.actor` decoded (null when absent or unreadable): who caused it, for the audit log. */
+  actor: RevocationActor | null;
 }
 
 /** Whose sessions: the key, and what a revocation event says of it (organization uuid, client id). */
@@ -86,6 +98,7 @@ export class SessionStore {
     redis.defineCommand('authRotateSession', { numberOfKeys: 3, lua: ROTATE_SESSION });
     redis.defineCommand('authRevokeAllSessions', { numberOfKeys: 3, lua: REVOKE_ALL_SESSIONS });
     redis.defineCommand('authRevokeSession', { numberOfKeys: 4, lua: REVOKE_SESSION });
+    redis.defineCommand('authSetSecretFloor', { numberOfKeys: 1, lua: SET_SECRET_FLOOR });
   }
 
   private sessKey(apiKeyUuid: string): string {
@@ -131,7 +144,15 @@ export class SessionStore {
    * sessions, the one whose refresh token expires first is evicted in the same step.
    */
   async create(
-    input: SessionOwner & { sessionId: string; refreshHash: string; refreshExpiresAt: number; scope: string; now: number },
+    input: SessionOwner & {
+      sessionId: string;
+      refreshHash: string;
+      refreshExpiresAt: number;
+      scope: string;
+      now: number;
+      /** The key row's secret generation the client authenticated against. */
+      secretGeneration: number;
+    },
   ): Promise<boolean> {
     const created = await this.redis.authCreateSession(
       this.sessKey(input.apiKeyUuid),
@@ -145,8 +166,18 @@ export class SessionStore {
       String(input.now),
       String(input.refreshExpiresAt - input.now),
       this.maxSessionsPerKey,
+      String(input.secretGeneration),
     );
     return created === 1;
+  }
+
+  /**
+   * From now on only clients that authenticated against a key row of `generation` or later open
+   * sessions (a roll that ended the old secret at once): a request that checked the old secret on
+   * a stale row is refused when it comes to open its session.
+   */
+  async raiseSecretFloor(apiKeyUuid: string, generation: number): Promise<void> {
+    await this.redis.authSetSecretFloor(this.sessKey(apiKeyUuid), String(generation), String(SECRET_FLOOR_TTL_MS));
   }
 
   async rotate(input: {
@@ -156,6 +187,8 @@ export class SessionStore {
     newExpiresAt: number;
     now: number;
     eventId: string;
+    /** Recorded with a reuse, if one is detected. */
+    actor?: RevocationActor;
   }): Promise<RotateResult> {
     const { apiKeyUuid, sessionId } = input.pointer;
     const [kind, ...rest] = await this.redis.authRotateSession(
@@ -169,6 +202,7 @@ export class SessionStore {
       String(input.newExpiresAt),
       String(input.newExpiresAt - input.now),
       input.eventId,
+      input.actor ? JSON.stringify(input.actor) : '',
     );
     switch (kind) {
       case 'rotated':
@@ -184,7 +218,14 @@ export class SessionStore {
 
   /** Revokes every session of a key at once (and with `markKeyRevoked`, refuses new ones). */
   async revokeAll(
-    input: SessionOwner & RevocationStamp & { reason: PendingRevocation['reason']; markKeyRevoked: boolean },
+    input: SessionOwner &
+      RevocationStamp & {
+        reason: PendingRevocation['reason'];
+        markKeyRevoked: boolean;
+        /** Raise the secret floor to this generation in the same step (see raiseSecretFloor). */
+        secretFloor?: number;
+        actor?: RevocationActor;
+      },
   ): Promise<PendingRevocationRecord> {
     const raw = await this.redis.authRevokeAllSessions(
       this.sessKey(input.apiKeyUuid),
@@ -197,6 +238,9 @@ export class SessionStore {
       String(input.markerTtlMs),
       input.organizationId,
       input.clientId,
+      input.secretFloor === undefined ? '' : String(input.secretFloor),
+      String(SECRET_FLOOR_TTL_MS),
+      input.actor ? JSON.stringify(input.actor) : '',
     );
     return decodePending(input.apiKeyUuid, raw);
   }
@@ -298,5 +342,14 @@ function decodePending(apiKeyUuid: string, raw: string): PendingRevocationRecord
   const event = JSON.parse(raw) as PendingRevocation;
   // cjson encodes an empty Lua table as an object.
   if (!Array.isArray(event.session_ids)) event.session_ids = [];
-  return { apiKeyUuid, raw, event };
+  return { apiKeyUuid, raw, event, actor: decodeActor(event.actor) };
+}
+
+function decodeActor(json: string | undefined): RevocationActor | null {
+  if (!json) return null;
+  try {
+    return JSON.parse(json) as RevocationActor;
+  } catch {
+    return null;
+  }
 }

@@ -1,11 +1,10 @@
-import { Controller, Get, Header, HttpCode, Inject, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { compileBody } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { LOGIN_SCHEMA, LoginRequest, SIGNUP_SCHEMA, SignupRequest } from '@invoicing/contracts';
 import { AccountsService, AccountView } from './accounts.service';
 import { CsrfGuard, CurrentUser, DashboardSessionGuard } from './dashboard.guards';
-import { DashboardSessions, DashboardUser, SESSION_COOKIE } from './dashboard-sessions';
+import { DashboardSessions, DashboardUser } from './dashboard-sessions';
 import { SessionCookies } from './session-cookies';
 
 const validateSignup = compileBody<SignupRequest>(SIGNUP_SCHEMA);
@@ -14,27 +13,24 @@ const validateLogin = compileBody<LoginRequest>(LOGIN_SCHEMA);
 /** Accounts of the settings area (contract section 9). */
 @Controller('api/v1/account')
 export class AccountController {
-  private readonly cookies: SessionCookies;
-
   constructor(
     private readonly accounts: AccountsService,
     private readonly sessions: DashboardSessions,
-    @Inject(AUTH_CONFIG) config: AuthConfig,
-  ) {
-    this.cookies = new SessionCookies(config.COOKIE_SECURE ? config.COOKIE_SECURE === 'true' : config.NODE_ENV === 'production');
-  }
+    private readonly cookies: SessionCookies,
+  ) {}
 
+  /** A CSRF token for the session the request carries (none before sign-in). */
   @Get('csrf')
   @Header('Cache-Control', 'no-store')
-  csrf(@Res({ passthrough: true }) reply: FastifyReply): { csrf_token: string } {
-    return { csrf_token: this.cookies.rotateCsrf(reply) };
+  csrf(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): { csrf_token: string } {
+    return { csrf_token: this.cookies.issueCsrf(reply, this.cookies.session(request)) };
   }
 
   @Post('signup')
   @UseGuards(CsrfGuard)
   @Header('Cache-Control', 'no-store')
   async signup(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<AccountView> {
-    const { user, view } = await this.accounts.signup(validateSignup(request.body));
+    const { user, view } = await this.accounts.signup(validateSignup(request.body), request.ip);
     await this.startSession(reply, user);
     void reply.status(201);
     return view;
@@ -46,7 +42,7 @@ export class AccountController {
   @Header('Cache-Control', 'no-store')
   async login(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<AccountView> {
     const { user, view } = await this.accounts.login(validateLogin(request.body), request.ip);
-    await this.sessions.end(request.cookies?.[SESSION_COOKIE]);
+    await this.sessions.end(this.cookies.session(request));
     await this.startSession(reply, user);
     return view;
   }
@@ -55,9 +51,12 @@ export class AccountController {
   @HttpCode(204)
   @UseGuards(CsrfGuard)
   async logout(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
-    await this.sessions.end(request.cookies?.[SESSION_COOKIE]);
+    const token = this.cookies.session(request);
+    const user = await this.sessions.find(token);
+    await this.sessions.end(token);
+    if (user) await this.accounts.loggedOut(user, request.ip);
     this.cookies.clearSession(reply);
-    this.cookies.rotateCsrf(reply);
+    this.cookies.issueCsrf(reply, undefined);
   }
 
   @Get('me')
@@ -67,9 +66,13 @@ export class AccountController {
     return this.accounts.me(user);
   }
 
-  /** A new session id on every sign-in (no fixation) and a new CSRF token with it. */
+  /**
+   * A new session id on every sign-in (no fixation) and a new nonce with it: tokens issued before
+   * sign-in no longer verify; the page fetches a fresh one (GET /csrf).
+   */
   private async startSession(reply: FastifyReply, user: DashboardUser): Promise<void> {
-    this.cookies.setSession(reply, await this.sessions.start(user));
-    this.cookies.rotateCsrf(reply);
+    const session = await this.sessions.start(user);
+    this.cookies.setSession(reply, session);
+    this.cookies.issueCsrf(reply, session);
   }
 }

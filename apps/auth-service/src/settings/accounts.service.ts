@@ -3,13 +3,19 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { newId, parsePublicId, toPublicId } from '@invoicing/contracts';
 import { ProblemException } from '@invoicing/service-kit';
 import { DataSource, QueryFailedError } from 'typeorm';
-import { AUTH_CONFIG, AuthConfig } from '../config/config';
+import { AUTH_CONFIG, AuthConfig, derivedSecrets } from '../config/config';
 import { ApiKeysService, InvalidApiKeyInput } from '../keys/api-keys.service';
+import { AuditLog } from '../audit/audit-log';
+import { REDIS } from '../sessions/session-store';
+import type { RedisClient } from '../sessions/redis-connection';
 import { OrganizationEntity } from '../keys/organization.entity';
-import { FailureThrottle, ThrottleSubject } from '../sessions/failure-throttle';
+import { createHmac } from 'node:crypto';
+import { throttleAddress } from '../common/throttle-address';
+import { FailureThrottle, ThrottlePolicy, ThrottleSubject } from '../sessions/failure-throttle';
 import type { LoginRequest, SignupRequest } from '@invoicing/contracts';
 import type { DashboardUser } from './dashboard-sessions';
 import { PasswordHasher } from './password-hasher';
+import { passwordProblem } from './password-policy';
 import { UserEntity } from './user.entity';
 
 export interface AccountView {
@@ -20,17 +26,46 @@ export interface AccountView {
 /** Sign-up and log-in for the settings area. */
 @Injectable()
 export class AccountsService {
+  /** Keys the email digests of the throttle (derived from the signing key: no new secret to hand out). */
+  private readonly emailKey: Buffer;
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly passwords: PasswordHasher,
     private readonly keys: ApiKeysService,
     private readonly throttle: FailureThrottle,
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
-  ) {}
+    private readonly audit: AuditLog,
+    @Inject(REDIS) private readonly redis: RedisClient,
+  ) {
+    this.emailKey = derivedSecrets(config, 'invoicing throttle email v1').signing;
+  }
 
-  /** Creates the organization and its first user together. */
-  async signup(request: SignupRequest): Promise<{ user: DashboardUser; view: AccountView }> {
+  /**
+   * Creates the organization and its first user together. A taken email is refused (409: people
+   * need to know), and each refusal counts against the caller's address like a failed log-in, so
+   * that finding out which emails are registered costs here what guessing them at log-in costs.
+   */
+  async signup(request: SignupRequest, address: string): Promise<{ user: DashboardUser; view: AccountView }> {
     const email = request.email.trim().toLowerCase();
+    // Checked before the throttle and the hash: a refused password costs neither, and tells nothing
+    // about which emails are registered.
+    const problem = passwordProblem(request.password, { email, organizationName: request.organization_name });
+    if (problem) throw ProblemException.validation([{ field: 'password', code: problem.code, message: problem.message }]);
+    const perAddress: ThrottlePolicy = { refuse: [this.addressSubject(address)], windowSeconds: this.config.LOGIN_THROTTLE_WINDOW_SECONDS };
+    await this.reserveAttempt(perAddress, 'sign-ups');
+    let refused = false;
+    try {
+      return await this.createAccount(request, email, address);
+    } catch (e) {
+      refused = e instanceof ProblemException && e.status === 409;
+      throw e;
+    } finally {
+      await this.throttle.settle(perAddress, !refused);
+    }
+  }
+
+  private async createAccount(request: SignupRequest, email: string, address: string): Promise<{ user: DashboardUser; view: AccountView }> {
     const passwordHash = await this.passwords.hash(request.password);
     const now = new Date();
     let created: { org: OrganizationEntity; user: UserEntity };
@@ -39,6 +74,15 @@ export class AccountsService {
         const org = await this.keys.createOrganization(request.organization_name, now, tx);
         const user: UserEntity = { id: parsePublicId('usr', newId('usr'))!, organizationId: org.id, email, passwordHash, createdAt: now };
         await tx.getRepository(UserEntity).insert(user);
+        // The organization's first record: who created it, from where (never the password).
+        await this.audit.record(tx, {
+          type: 'account.signed_up',
+          organizationId: org.id,
+          actor: { kind: 'user', id: toPublicId('usr', user.id) },
+          clientAddress: address,
+          occurredAt: now,
+          data: { email },
+        });
         return { org, user };
       });
     } catch (e) {
@@ -54,27 +98,87 @@ export class AccountsService {
     return { user: { userId: user.id, organizationId: org.id, email }, view: view(user, org) };
   }
 
-  /** One answer (401) for an unknown email and a wrong password; throttled per email and address. */
+  /**
+   * One answer (401) for an unknown email and a wrong password. Throttled per email at this address
+   * and per address (ADR 0022): the right password from another address still signs in, whatever a
+   * stranger tried. Failures for one email across addresses only raise an alert.
+   */
   async login(request: LoginRequest, address: string): Promise<{ user: DashboardUser; view: AccountView }> {
     const email = request.email.trim().toLowerCase();
-    const subjects: ThrottleSubject[] = [
-      { key: `login-ip:${address}`, limit: this.config.LOGIN_THROTTLE_MAX_FAILURES_PER_ADDRESS },
-      { key: `login-email:${email}`, limit: this.config.LOGIN_THROTTLE_MAX_FAILURES_PER_EMAIL },
-    ];
-    const retryAfter = await this.throttle.retryAfter(subjects);
-    if (retryAfter !== null) {
-      throw new ProblemException(429, `Too many failed log-ins; retry in ${retryAfter} seconds.`, undefined, {
-        'Retry-After': String(retryAfter),
-      });
+    // The email as a keyed digest: the throttle's Redis keys and alert lines carry no address book,
+    // and a list of candidate emails does not reverse them.
+    const who = createHmac('sha256', this.emailKey).update(email).digest('base64url').slice(0, 22);
+    const policy: ThrottlePolicy = {
+      refuse: [
+        this.addressSubject(address),
+        { key: `login-email-ip:${who}:${throttleAddress(address)}`, limit: this.config.LOGIN_THROTTLE_MAX_FAILURES_PER_EMAIL_ADDRESS },
+      ],
+      watch: [{ key: `login-email:${who}`, limit: this.config.LOGIN_THROTTLE_ALERT_FAILURES_PER_EMAIL }],
+      windowSeconds: this.config.LOGIN_THROTTLE_WINDOW_SECONDS,
+    };
+    await this.reserveAttempt(policy, 'log-ins');
+    let user: UserEntity | null = null;
+    let ok = false;
+    let alerted: ThrottleSubject[] = [];
+    try {
+      user = await this.db.getRepository(UserEntity).findOneBy({ email });
+      ok = await this.passwords.verify(user?.passwordHash ?? null, request.password);
+    } finally {
+      alerted = await this.throttle.settle(policy, ok);
     }
-    const user = await this.db.getRepository(UserEntity).findOneBy({ email });
-    const ok = await this.passwords.verify(user?.passwordHash ?? null, request.password);
     if (!user || !ok) {
-      await this.throttle.recordFailure(subjects, this.config.LOGIN_THROTTLE_WINDOW_SECONDS);
+      // Recorded for the organization the email belongs to; an unknown email belongs to none. A
+      // record that cannot be written must not turn the 401 into something that tells more.
+      if (user) await this.recordFailedLogin(user, address, alerted.length > 0);
       throw new ProblemException(401, 'Email or password is incorrect.');
     }
     const org = await this.db.getRepository(OrganizationEntity).findOneByOrFail({ id: user.organizationId });
+    // A session starts only once its log-in is recorded.
+    await this.audit.recordNow({ type: 'account.logged_in', organizationId: org.id, actor: { kind: 'user', id: toPublicId('usr', user.id) }, clientAddress: address, data: {} });
     return { user: { userId: user.id, organizationId: org.id, email }, view: view(user, org) };
+  }
+
+  /**
+   * A failed log-in for a registered email, in its organization's log. The actor is unknown (who
+   * typed the wrong password is exactly what nobody knows; the account is in `data`). Recorded once
+   * per account, address block and throttle window: a stranger failing log-ins for a known email
+   * from many addresses adds one record per address, not one per attempt, and the alert says the
+   * rest.
+   */
+  private async recordFailedLogin(user: UserEntity, address: string, alerted: boolean): Promise<void> {
+    const entry = { organizationId: user.organizationId, actor: { kind: 'user' as const, id: null }, clientAddress: address };
+    const data = { user_id: toPublicId('usr', user.id) };
+    const first = await this.redis
+      .set(`${this.config.REDIS_KEY_PREFIX}audit-login-failed:{${user.id}}:${throttleAddress(address)}`, '1', 'EX', this.config.LOGIN_THROTTLE_WINDOW_SECONDS, 'NX')
+      .catch(() => 'OK');
+    if (first === 'OK') await this.audit.recordQuietly({ ...entry, type: 'account.login_failed', data });
+    if (alerted) {
+      await this.audit.recordQuietly({
+        ...entry,
+        type: 'account.login_failures_alert',
+        data: { ...data, failures_across_addresses: this.config.LOGIN_THROTTLE_ALERT_FAILURES_PER_EMAIL, window_seconds: this.config.LOGIN_THROTTLE_WINDOW_SECONDS },
+      });
+    }
+  }
+
+  /** After the session has ended: recorded quietly (the log-out has happened whatever the log says). */
+  async loggedOut(user: DashboardUser, address: string): Promise<void> {
+    await this.audit.recordQuietly({ type: 'account.logged_out', organizationId: user.organizationId, actor: { kind: 'user', id: toPublicId('usr', user.userId) }, clientAddress: address, data: {} });
+  }
+
+  /** Failed log-ins and refused sign-ups share one budget per address. */
+  private addressSubject(address: string) {
+    return { key: `login-ip:${throttleAddress(address)}`, limit: this.config.LOGIN_THROTTLE_MAX_FAILURES_PER_ADDRESS };
+  }
+
+  /** Takes the attempt from the budgets (FailureThrottle.reserve), or refuses with 429 when one is spent. */
+  private async reserveAttempt(policy: ThrottlePolicy, what: string): Promise<void> {
+    const retryAfter = await this.throttle.reserve(policy);
+    if (retryAfter !== null) {
+      throw new ProblemException(429, `Too many failed ${what} from this address; retry in ${retryAfter} seconds.`, undefined, {
+        'Retry-After': String(retryAfter),
+      });
+    }
   }
 
   async me(user: DashboardUser): Promise<AccountView> {

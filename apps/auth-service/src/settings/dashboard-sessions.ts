@@ -11,8 +11,6 @@ export interface DashboardUser {
   email: string;
 }
 
-export const SESSION_COOKIE = 'session';
-export const CSRF_COOKIE = 'csrf_token';
 export const SESSION_TTL_SECONDS = 8 * 3600;
 
 /**

@@ -1,23 +1,33 @@
-import { Controller, Get, Header, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Param, Patch, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { RESOURCES, SCOPE_ACTIONS } from '@invoicing/contracts';
 import { compileBody } from '@invoicing/service-kit';
-import { ProblemException } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CREATE_API_KEY_SCHEMA, CreateApiKeyRequest } from '@invoicing/contracts';
+import { CREATE_API_KEY_SCHEMA, CreateApiKeyRequest, ROLL_API_KEY_SCHEMA, RollApiKeyRequest, toPublicId } from '@invoicing/contracts';
 import { CsrfGuard, CurrentUser, DashboardSessionGuard } from './dashboard.guards';
 import type { DashboardUser } from './dashboard-sessions';
-import { ApiKeysService, ApiKeyView, InvalidApiKeyInput } from '../keys/api-keys.service';
+import { ApiKeysService, ApiKeyView } from '../keys/api-keys.service';
 import { ApiKeyRevocationService } from '../revocation/api-key-revocation.service';
+import { KeyRollService, RolledApiKey } from '../lifecycle/key-roll.service';
+import { KeyUpdateService } from '../lifecycle/key-update.service';
+import { ApiKeyErrorsFilter } from './api-key-errors.filter';
 
 const validateCreate = compileBody<CreateApiKeyRequest>(CREATE_API_KEY_SCHEMA);
+const validateRoll = compileBody<RollApiKeyRequest>(ROLL_API_KEY_SCHEMA);
+
+type CreatedApiKey = Pick<ApiKeyView, 'object' | 'id' | 'name' | 'client_id' | 'scopes' | 'status' | 'created_at' | 'expires_at' | 'allowed_ips'> & {
+  client_secret: string;
+};
 
 /** Settings, then API: the organization's keys (contract section 9). Every call is scoped to the user's organization. */
 @Controller('api/v1/settings')
 @UseGuards(DashboardSessionGuard)
+@UseFilters(ApiKeyErrorsFilter)
 export class SettingsController {
   constructor(
     private readonly apiKeys: ApiKeysService,
     private readonly revocations: ApiKeyRevocationService,
+    private readonly rolls: KeyRollService,
+    private readonly updates: KeyUpdateService,
   ) {}
 
   @Get('scopes')
@@ -39,31 +49,53 @@ export class SettingsController {
     @CurrentUser() user: DashboardUser,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<Omit<ApiKeyView, 'organization_id' | 'last_used_at' | 'revoked_at'> & { client_secret: string }> {
+  ): Promise<CreatedApiKey> {
     const body = validateCreate(request.body);
-    try {
-      const { key, clientSecret } = await this.apiKeys.createKey(user.organizationId, body.name, body.scopes);
-      void reply.status(201).header('Location', `/api/v1/settings/api-keys/${key.id}`);
-      return {
-        object: 'api_key',
-        id: key.id,
-        name: key.name,
-        client_id: key.client_id,
-        client_secret: clientSecret,
-        scopes: key.scopes,
-        status: key.status,
-        created_at: key.created_at,
-      };
-    } catch (e) {
-      if (e instanceof InvalidApiKeyInput) throw ProblemException.validation([{ field: e.field, code: e.code, message: e.message }]);
-      throw e;
-    }
+    const { key, clientSecret } = await this.apiKeys.createKey(user.organizationId, body.name, body.scopes, new Date(), {
+      expiresAt: body.expires_at,
+      allowedIps: body.allowed_ips,
+      actor: actorOf(user),
+      address: request.ip,
+    });
+    void reply.status(201).header('Location', `/api/v1/settings/api-keys/${key.id}`);
+    return {
+      object: 'api_key',
+      id: key.id,
+      name: key.name,
+      client_id: key.client_id,
+      client_secret: clientSecret,
+      scopes: key.scopes,
+      status: key.status,
+      created_at: key.created_at,
+      expires_at: key.expires_at,
+      allowed_ips: key.allowed_ips,
+    };
+  }
+
+  /** The only call besides creation whose answer carries a `client_secret`: the new one. */
+  @Post('api-keys/:id/roll')
+  @HttpCode(200)
+  @UseGuards(CsrfGuard)
+  @Header('Cache-Control', 'no-store')
+  roll(@CurrentUser() user: DashboardUser, @Param('id') id: string, @Req() request: FastifyRequest): Promise<RolledApiKey> {
+    return this.rolls.roll(user.organizationId, id, validateRoll(request.body), { ...actorOf(user), address: request.ip });
+  }
+
+  @Patch('api-keys/:id')
+  @UseGuards(CsrfGuard)
+  update(@CurrentUser() user: DashboardUser, @Param('id') id: string, @Req() request: FastifyRequest): Promise<ApiKeyView> {
+    return this.updates.update(user.organizationId, id, request.body, { ...actorOf(user), address: request.ip });
   }
 
   @Post('api-keys/:id/revoke')
   @HttpCode(200)
   @UseGuards(CsrfGuard)
-  revoke(@CurrentUser() user: DashboardUser, @Param('id') id: string): Promise<ApiKeyView> {
-    return this.revocations.revoke(user.organizationId, id);
+  revoke(@CurrentUser() user: DashboardUser, @Param('id') id: string, @Req() request: FastifyRequest): Promise<ApiKeyView> {
+    return this.revocations.revoke(user.organizationId, id, { ...actorOf(user), address: request.ip });
   }
+}
+
+/** The signed-in user as the audit log names an actor. */
+export function actorOf(user: DashboardUser): { kind: 'user'; id: string } {
+  return { kind: 'user', id: toPublicId('usr', user.userId) };
 }

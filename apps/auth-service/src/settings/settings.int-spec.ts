@@ -8,8 +8,14 @@ import { AuthTestApp, postJson, startAuthTestApp } from '../testing/auth-test-ap
 
 let app: AuthTestApp;
 
+// The test process plays the gateway (a trusted proxy) to name callers' addresses in X-Forwarded-For.
 beforeAll(async () => {
-  app = await startAuthTestApp({ LOGIN_THROTTLE_MAX_FAILURES_PER_EMAIL: '3' });
+  app = await startAuthTestApp({
+    LOGIN_THROTTLE_MAX_FAILURES_PER_EMAIL_ADDRESS: '3',
+    LOGIN_THROTTLE_MAX_FAILURES_PER_ADDRESS: '6',
+    MAX_LIVE_KEYS_PER_ORGANIZATION: '3',
+    TRUSTED_PROXIES: '127.0.0.1',
+  });
 });
 
 afterAll(async () => {
@@ -18,6 +24,9 @@ afterAll(async () => {
 
 const email = () => `user-${randomUUID().slice(0, 8)}@example.com`;
 const PASSWORD = 'correct horse battery staple';
+let nextAddress = 1;
+/** A caller address of its own for a test, so that one test's failures do not throttle another's. */
+const address = () => ({ 'x-forwarded-for': `198.51.100.${nextAddress++}` });
 
 async function signedUp(): Promise<{ client: BrowserLikeClient; email: string }> {
   const client = new BrowserLikeClient(app.baseUrl);
@@ -35,7 +44,7 @@ async function createKey(client: BrowserLikeClient, scopes = ['read:invoices']) 
 }
 
 describe('accounts', () => {
-  it('signs up with an HttpOnly, SameSite=Strict session cookie and knows the user', async () => {
+  it('signs up with a __Host- session cookie (HttpOnly, Secure, SameSite=Strict, no Domain) and knows the user', async () => {
     const client = new BrowserLikeClient(app.baseUrl);
     await client.csrf();
     const address = email();
@@ -45,9 +54,12 @@ describe('accounts', () => {
       user: { id: expect.stringMatching(/^usr_/), email: address, created_at: expect.any(String) },
       organization: { id: expect.stringMatching(/^org_/), name: 'Acme GmbH' },
     });
-    const session = r.headers.getSetCookie().find((c) => c.startsWith('session='))!;
+    const session = r.headers.getSetCookie().find((c) => c.startsWith('__Host-session='))!;
     expect(session).toMatch(/HttpOnly/);
+    expect(session).toMatch(/Secure/);
     expect(session).toMatch(/SameSite=Strict/);
+    expect(session).toMatch(/Path=\//);
+    expect(session).not.toMatch(/Domain=/i);
     expect((await client.request('GET', '/api/v1/account/me')).body).toEqual(r.body);
   });
 
@@ -62,6 +74,26 @@ describe('accounts', () => {
     expect(dup.status).toBe(409);
   });
 
+  it('refuses common, simple and look-alike passwords with a 422 on the password field, and creates nothing', async () => {
+    const client = new BrowserLikeClient(app.baseUrl);
+    const address = email();
+    const cases: Array<[string, string]> = [
+      ['password1234', 'too_common'],
+      [' '.repeat(12), 'too_simple'],
+      ['P@ssw0rd2024', 'too_common'],
+      [`${address.split('@')[0]}1`.padEnd(12, '1'), 'too_similar'],
+      ['Northwind Traders 2024', 'too_similar'],
+    ];
+    for (const [password, code] of cases) {
+      const r = await client.request('POST', '/api/v1/account/signup', { organization_name: 'Northwind Traders', email: address, password });
+      expect({ status: r.status, errors: r.body.errors }).toEqual({ status: 422, errors: [expect.objectContaining({ field: 'password', code })] });
+      expect(r.text).not.toContain(password.trim() || '            ');
+    }
+    // The email is still free: nothing was created by the refusals.
+    const ok = await client.request('POST', '/api/v1/account/signup', { organization_name: 'Northwind Traders', email: address, password: PASSWORD });
+    expect(ok.status).toBe(201);
+  });
+
   it('refuses state-changing calls without the CSRF token or from another origin', async () => {
     const client = new BrowserLikeClient(app.baseUrl);
     await client.csrf();
@@ -73,20 +105,85 @@ describe('accounts', () => {
     expect((await evil.request('POST', '/api/v1/account/signup', body)).status).toBe(403);
   });
 
-  it('answers a wrong password and an unknown email alike, then throttles', async () => {
-    const { email: address } = await signedUp();
+  it('binds the CSRF token to the session: a matching cookie and header pair, or another session\'s token, is refused', async () => {
+    const owner = await signedUp();
+    const session = owner.client.cookiePair('session');
+    const createKeyWith = (headers: Record<string, string>) =>
+      fetch(`${app.baseUrl}/api/v1/settings/api-keys`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie: session, ...headers },
+        body: JSON.stringify({ name: 'forged', scopes: ['read:invoices'] }),
+      }).then((r) => r.status);
+    // Any identical pair passed the old double-submit check.
+    for (const name of ['csrf_token', '__Host-csrf_nonce']) {
+      expect(await createKeyWith({ cookie: `${session}; ${name}=x`, 'x-csrf-token': 'x' })).toBe(403);
+    }
+    // A token and nonce fetched by someone else (here: before signing in, and by another user) do not verify for this session.
+    const other = await signedUp();
+    const othersToken = await other.client.csrf();
+    expect(await createKeyWith({ cookie: `${session}; ${other.client.cookiePair('csrf_nonce')}`, 'x-csrf-token': othersToken })).toBe(403);
+    const anonymous = new BrowserLikeClient(app.baseUrl);
+    const anonymousToken = await anonymous.csrf();
+    expect(await createKeyWith({ cookie: `${session}; ${anonymous.cookiePair('csrf_nonce')}`, 'x-csrf-token': anonymousToken })).toBe(403);
+    // The owner's own token works.
+    expect((await owner.client.request('POST', '/api/v1/settings/api-keys', { name: 'mine', scopes: ['read:invoices'] })).status).toBe(201);
+  });
+
+  it('checks Origin against the configured origins, never the Host header, and refuses cross-site fetch metadata', async () => {
+    const { client } = await signedUp();
+    const create = (headers: Record<string, string>) => client.request('POST', '/api/v1/settings/api-keys', { name: 'ERP', scopes: ['read:invoices'] }, { headers });
+    // DNS rebinding: the page's own Host and Origin agree, and both are the attacker's name.
+    expect((await create({ host: 'evil.com', origin: 'http://evil.com' })).status).toBe(403);
+    expect((await create({ origin: 'null' })).status).toBe(403);
+    expect((await create({ 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    expect((await create({ 'sec-fetch-site': 'same-site' })).status).toBe(403);
+    // The public base URL (JWT_ISSUER's origin), a loopback origin outside production, and same-origin fetch metadata pass.
+    expect((await create({ origin: new URL(app.config.JWT_ISSUER).origin, 'sec-fetch-site': 'same-origin' })).status).toBe(201);
+    expect((await create({ origin: 'http://127.0.0.1:8080' })).status).toBe(201);
+  });
+
+  it('answers a wrong password and an unknown email alike, then throttles that email at that address only', async () => {
+    const { email: victim } = await signedUp();
+    const stranger = address();
     const client = new BrowserLikeClient(app.baseUrl);
-    await client.csrf();
-    const wrong = await client.request('POST', '/api/v1/account/login', { email: address, password: 'wrong password!!' });
-    const unknown = await client.request('POST', '/api/v1/account/login', { email: email(), password: PASSWORD });
+    const login = (password: string, headers = stranger, who = victim) => client.request('POST', '/api/v1/account/login', { email: who, password }, { headers });
+    const wrong = await login('wrong password!!');
+    const unknown = await login(PASSWORD, stranger, email());
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
     expect({ ...wrong.body, request_id: 0 }).toEqual({ ...unknown.body, request_id: 0 });
-    await client.request('POST', '/api/v1/account/login', { email: address, password: 'wrong password!!' });
-    await client.request('POST', '/api/v1/account/login', { email: address, password: 'wrong password!!' });
-    const limited = await client.request('POST', '/api/v1/account/login', { email: address, password: PASSWORD });
+    await login('wrong password!!');
+    await login('wrong password!!');
+    const limited = await login(PASSWORD);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The owner, from anywhere else, still signs in with the right password: a stranger's failures lock nobody out.
+    const owner = new BrowserLikeClient(app.baseUrl);
+    expect((await owner.request('POST', '/api/v1/account/login', { email: victim, password: PASSWORD }, { headers: address() })).status).toBe(200);
+  });
+
+  it('throttles one address across emails: failed log-ins and refused sign-ups share its budget', async () => {
+    const { email: taken } = await signedUp();
+    const prober = address();
+    const client = new BrowserLikeClient(app.baseUrl);
+    const budget = Number(app.config.LOGIN_THROTTLE_MAX_FAILURES_PER_ADDRESS);
+    // Enumerating registered emails through sign-up: each refusal (409) counts like a failed log-in.
+    for (let i = 0; i < budget - 1; i++) {
+      const dup = await client.request('POST', '/api/v1/account/signup', { organization_name: 'X', email: taken, password: PASSWORD }, { headers: prober });
+      expect(dup.status).toBe(409);
+    }
+    expect((await client.request('POST', '/api/v1/account/login', { email: email(), password: PASSWORD }, { headers: prober })).status).toBe(401);
+    const limited = await client.request('POST', '/api/v1/account/signup', { organization_name: 'X', email: email(), password: PASSWORD }, { headers: prober });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('content-type')).toContain('application/problem+json');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await client.request('POST', '/api/v1/account/login', { email: taken, password: PASSWORD }, { headers: prober })).status).toBe(429);
+    // Successful sign-ups are not the signal: another address signs up as often as it likes.
+    const fresh = address();
+    for (let i = 0; i < budget + 1; i++) {
+      const ok = await new BrowserLikeClient(app.baseUrl).request('POST', '/api/v1/account/signup', { organization_name: 'Y', email: email(), password: PASSWORD }, { headers: fresh });
+      expect(ok.status).toBe(201);
+    }
   });
 
   it('logs in with a new session id and logs out', async () => {
@@ -132,6 +229,24 @@ describe('Settings, then API', () => {
     const again = await client.request('POST', '/api/v1/settings/api-keys', { name: 'x', scopes: ['delete:everything'] });
     expect(again.status).toBe(422);
     expect(again.body.errors).toEqual([expect.objectContaining({ field: 'scopes', code: 'unknown_scope' })]);
+  });
+
+  it('refuses a key past the ceiling of live keys per organization with a problem that says so, also under concurrent creations', async () => {
+    const { client } = await signedUp();
+    const ceiling = app.config.MAX_LIVE_KEYS_PER_ORGANIZATION;
+    const keys = [];
+    for (let i = 0; i < ceiling; i++) keys.push(await createKey(client));
+    const refused = await client.request('POST', '/api/v1/settings/api-keys', { name: 'one more', scopes: ['read:invoices'] });
+    expect(refused.status).toBe(409);
+    expect(refused.headers.get('content-type')).toContain('application/problem+json');
+    expect(refused.body.detail).toContain(`${ceiling} live API keys`);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ code: 'key_limit_reached' })]);
+    // A revoked key frees its place; concurrent creations cannot both take the one free place.
+    await client.request('POST', `/api/v1/settings/api-keys/${keys[0].id}/revoke`);
+    const racing = await Promise.all([0, 1, 2, 3].map(() => client.request('POST', '/api/v1/settings/api-keys', { name: 'race', scopes: ['read:invoices'] })));
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+    const listed = await client.request('GET', '/api/v1/settings/api-keys');
+    expect((listed.body.data as Array<{ status: string }>).filter((k) => k.status === 'active')).toHaveLength(ceiling);
   });
 
   it("keeps another organization's keys invisible and unrevocable", async () => {

@@ -26,7 +26,7 @@ export function shieldRequestBody(request: FastifyRequest, _reply: FastifyReply,
  */
 export function drainUnreadBody(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
   const raw = request.raw;
-  if (!raw.complete && !raw.destroyed) {
+  if (!raw.complete && !raw.destroyed && declaresBody(raw)) {
     // As much as the services drain of a body they refuse (DRAIN_REJECTED_BODY_MAX_BYTES).
     if (Number(raw.headers['content-length'] ?? NaN) <= DRAIN_REJECTED_BODY_MAX_BYTES) {
       reply.removeHeader('connection');
@@ -37,6 +37,15 @@ export function drainUnreadBody(request: FastifyRequest, reply: FastifyReply, pa
     }
   }
   done(null, payload);
+}
+
+/**
+ * Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 section 6.3). Node
+ * marks such a request complete only after an answer given at once (a 404, a 400 from an onRequest
+ * hook): taken for an undeclared body, it closed the caller's keep-alive connection for nothing.
+ */
+function declaresBody(raw: IncomingMessage): boolean {
+  return raw.headers['content-length'] !== undefined || raw.headers['transfer-encoding'] !== undefined;
 }
 
 function standIn(raw: IncomingMessage): Readable {

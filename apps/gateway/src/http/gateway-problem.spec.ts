@@ -10,6 +10,7 @@ describe(gatewayProblem.name, () => {
   it('names the gateway statuses instead of calling them internal errors', () => {
     expect(gatewayProblem(502, 'x', 'r')).toMatchObject({ status: 502, title: 'Bad gateway', type: expect.stringMatching(/\/bad-gateway$/) });
     expect(gatewayProblem(504, 'x', 'r')).toMatchObject({ status: 504, title: 'Gateway timeout', type: expect.stringMatching(/\/gateway-timeout$/) });
+    expect(gatewayProblem(414, 'x', 'r')).toMatchObject({ status: 414, title: 'URI too long', type: expect.stringMatching(/\/uri-too-long$/) });
   });
 });
 

@@ -1,11 +1,12 @@
 import { PROBLEM_TYPE_BASE, ProblemDetails, problemFor } from '@invoicing/service-kit';
 
 /**
- * `problemFor` knows no title for the two statuses only a gateway produces and would call them an
- * "Internal server error"; same shape, own type and title. (Better in service-kit's table: then
- * this override goes away.)
+ * `problemFor` knows no title for the statuses only the gateway produces and would call 502 and 504
+ * an "Internal server error", 414 a "Bad request"; same shape, own type and title. (Better in
+ * service-kit's table: then this override goes away.)
  */
 const GATEWAY_TITLES: Record<number, [slug: string, title: string]> = {
+  414: ['uri-too-long', 'URI too long'],
   502: ['bad-gateway', 'Bad gateway'],
   504: ['gateway-timeout', 'Gateway timeout'],
 };

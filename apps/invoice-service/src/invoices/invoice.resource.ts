@@ -53,6 +53,8 @@ export const INVOICE_RESOURCE: ResourceDefinition<InvoiceEntity, CreateInvoiceRe
     client_id: { column: 'client_id', parse: (v) => parsePublicId('cli', v) },
     status: { column: 'status', parse: (v) => ((INVOICE_STATUSES as readonly string[]).includes(v) ? v : null) },
   },
+  // Up to 500 lines of 1,000 characters: a page of invoices stops at LIST_PAGE_MAX_BYTES.
+  sizeColumn: 'content_bytes',
   conflicts: { invoices_number_unique: DUPLICATE_NUMBER },
   onEvent: { [DOMAIN_EVENT_TYPES.payment]: applyPayment },
 

@@ -5,10 +5,11 @@
  * and loopback TCP proxies that slow or cut a service's connection to Redis or Postgres. Every
  * figure is printed and appended to tmp/resilience/figures.jsonl (docs/resilience.md).
  */
-import { parsePublicId, REVOCATIONS_TOPIC } from '@invoicing/contracts';
+import { AUDIT_TOPIC, parsePublicId, REVOCATIONS_TOPIC, validateAuditEvent } from '@invoicing/contracts';
 import { startTcpProxy, TcpProxy } from '@invoicing/resource-api/testing';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, KafkaMessage, logLevel } from 'kafkajs';
 import { ChildProcess, spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -166,6 +167,7 @@ beforeAll(async () => {
   );
   expect(signup.status).toBe(201);
   session.keep(signup);
+  session.keep(await json('GET', `${DIRECT('auth-service')}/api/v1/account/csrf`, undefined, dashboard()));
   organizationId = parsePublicId('org', String((signup.json?.organization as Json).id))!;
 }, 240000);
 
@@ -205,6 +207,48 @@ describe('faults (issue 10)', () => {
     expect(losersAsReuse).toBe(losers);
     expect(losers).toBe(1900);
   }, 300000);
+
+  it('lockout (ADR 0022): 10 s of wrong secrets for one key from 20 addresses never refuse its owner elsewhere', async () => {
+    const key = await newKey('lockout');
+    // The test plays the gateway: it connects from 127.0.0.2 (the trusted proxy) and names the caller.
+    const tokenFrom = (address: string, secret: string) =>
+      new Promise<number>((resolve) => {
+        const body = JSON.stringify({ grant_type: 'client_credentials', client_id: key.client_id, client_secret: secret });
+        const url = new URL(`${DIRECT('auth-service')}/api/v1/auth/token`);
+        const req = httpRequest(
+          { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress: '127.0.0.2', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-forwarded-for': address } },
+          (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
+        );
+        req.on('error', () => resolve(0));
+        req.end(body);
+      });
+    const wrong = `sk_live_${'0'.repeat(43)}`.slice(0, key.client_secret.length);
+    const attackers = Array.from({ length: 20 }, (_, i) => `203.0.113.${i + 1}`);
+    const attack: Record<number, number> = {};
+    const owner: Record<number, number> = {};
+    const until = Date.now() + 10_000;
+    await Promise.all([
+      ...attackers.map(async (address) => {
+        while (Date.now() < until) {
+          const status = await tokenFrom(address, wrong);
+          attack[status] = (attack[status] ?? 0) + 1;
+        }
+      }),
+      (async () => {
+        while (Date.now() < until) {
+          const status = await tokenFrom('198.51.100.20', key.client_secret);
+          owner[status] = (owner[status] ?? 0) + 1;
+          await sleep(200);
+        }
+      })(),
+    ]);
+    figure('lockout', 'wrong-secret requests from 20 addresses in 10 s, by status', JSON.stringify(attack));
+    figure('lockout', "owner's exchanges from its own address meanwhile, by status", JSON.stringify(owner));
+    // Each attacking address spends its own budget (10 failures for this key), then is refused.
+    expect(attack[401]).toBe(20 * 10);
+    expect(attack[429]).toBeGreaterThan(0);
+    expect(Object.keys(owner)).toEqual(['200']);
+  }, 60000);
 
   it('item 5: Redis slow or killed: token and refresh answer 503 temporarily_unavailable within 2 s, issue nothing unrecorded, and recover without a restart', async () => {
     const key = await newKey('redis');
@@ -341,6 +385,12 @@ describe('faults (issue 10)', () => {
     const seen = await readKeys(wanted, outageStart, 60000);
     figure('2', 'revocation events on the topic after the outage', `${seen.size}/70`, { lost: 70 - seen.size, delivered_ms_after_restart: Date.now() - restarted });
     expect(seen.size).toBe(70);
+    // ...and so does every audit record written meanwhile (issue 22): one per reuse, one per revocation.
+    const audited = await readAuditRecords(wanted, outageStart, 60000);
+    const expectedAudit = new Set([...reuseKeys.map((k) => `refresh_token.reuse_detected ${k.id}`), ...revokeKeys.map((k) => `api_key.revoked ${k.id}`)]);
+    const missing = [...expectedAudit].filter((r) => !audited.has(r));
+    figure('2', 'audit records on auth.audit.v1 after the outage', `${expectedAudit.size - missing.length}/70`, { lost: missing.length });
+    expect(missing).toEqual([]);
 
     // Every resource service (and the strict instance) refuses all 70 keys' access tokens.
     const tokens = [...reusePairs, ...revokePairs].map((p) => p.access_token);
@@ -541,26 +591,46 @@ describe('faults (issue 10)', () => {
   }, 400000);
 });
 
+/** Collects, from `sinceMs`, the audit records (`<type> <api key id>`) of the keys of `wanted` on the audit stream, each a valid event. */
+function readAuditRecords(wanted: Set<string>, sinceMs: number, waitMs: number): Promise<Set<string>> {
+  return readTopicSince(AUDIT_TOPIC, sinceMs, waitMs, wanted.size, (message) => {
+    const event = validateAuditEvent(JSON.parse(message.value?.toString() ?? 'null'));
+    return event.ok && event.value.data.api_key_id && wanted.has(event.value.data.api_key_id) ? `${event.value.data.type} ${event.value.data.api_key_id}` : null;
+  });
+}
+
 /** Collects, from `sinceMs`, the API key ids of `wanted` that appear as keys on the revocations topic. */
-async function readKeys(wanted: Set<string>, sinceMs: number, waitMs: number): Promise<Set<string>> {
+function readKeys(wanted: Set<string>, sinceMs: number, waitMs: number): Promise<Set<string>> {
+  return readTopicSince(REVOCATIONS_TOPIC, sinceMs, waitMs, wanted.size, (message) => {
+    const id = message.key?.toString();
+    return id && wanted.has(id) ? id : null;
+  });
+}
+
+/**
+ * Reads `topic` on every partition from the offsets of `sinceMs`, as an outside kafkajs consumer
+ * would, naming each message with `pick` (null: not one to count), until `count` distinct names are
+ * seen or `waitMs` has passed.
+ */
+async function readTopicSince(topic: string, sinceMs: number, waitMs: number, count: number, pick: (message: KafkaMessage) => string | null): Promise<Set<string>> {
   const k = new Kafka({ clientId: 'resilience-reader', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
   const admin = k.admin();
   await admin.connect();
-  const starts = await admin.fetchTopicOffsetsByTimestamp(REVOCATIONS_TOPIC, sinceMs);
+  const starts = await admin.fetchTopicOffsetsByTimestamp(topic, sinceMs);
   await admin.disconnect();
-  const consumer = k.consumer({ groupId: `resilience-${Date.now()}`, maxWaitTimeInMs: 100 });
+  const consumer = k.consumer({ groupId: `resilience-${topic}-${Date.now()}`, maxWaitTimeInMs: 100 });
   const seen = new Set<string>();
   await consumer.connect();
-  await consumer.subscribe({ topics: [REVOCATIONS_TOPIC], fromBeginning: false });
+  await consumer.subscribe({ topics: [topic], fromBeginning: false });
   await consumer.run({
     eachMessage: async ({ message }) => {
-      const id = message.key?.toString();
-      if (id && wanted.has(id)) seen.add(id);
+      const name = pick(message);
+      if (name !== null) seen.add(name);
     },
   });
-  for (const s of starts) consumer.seek({ topic: REVOCATIONS_TOPIC, partition: s.partition, offset: s.offset });
+  for (const s of starts) consumer.seek({ topic, partition: s.partition, offset: s.offset });
   const deadline = Date.now() + waitMs;
-  while (seen.size < wanted.size && Date.now() < deadline) await sleep(100);
+  while (seen.size < count && Date.now() < deadline) await sleep(100);
   await consumer.disconnect();
   return seen;
 }

@@ -309,6 +309,7 @@ beforeAll(async () => {
   const signup = await json('POST', '/api/v1/account/signup', { organization_name: 'Hostile Ltd', email, password: 'correct horse battery' }, dashboard());
   expect(signup.status).toBe(201);
   session.keep(signup);
+  session.keep(await send(BASE, 'GET', '/api/v1/account/csrf', dashboard()));
   organizationId = parsePublicId('org', String((signup.json?.organization as Json).id))!;
   const created = await json(
     'POST',
@@ -462,6 +463,57 @@ describe('hostile input (issue 10, item 7)', () => {
     // Rows: every accepted request wrote exactly one, every refused one none.
     for (const table of tables) expect({ table, written: after[table] - before[table] }).toEqual({ table, written: accepted[table] });
   }, 600000);
+
+  it('refuses forged settings calls (CSRF pair, DNS rebinding, cross-site fetch metadata) and writes no key', async () => {
+    const db = new Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    const before = await countRows(db, ['auth.api_keys']);
+    const body = JSON.stringify({ name: 'forged', scopes: ['read:invoices'] });
+    const cookieOnly = dashboard().cookie;
+    const forged: Array<[string, Record<string, string>]> = [
+      // Any identical cookie and header pair passed the old double-submit check.
+      ['matching csrf_token cookie and header', { cookie: `${cookieOnly}; csrf_token=x`, 'x-csrf-token': 'x' }],
+      ['matching nonce cookie and header', { cookie: `${cookieOnly}; __Host-csrf_nonce=x`, 'x-csrf-token': 'x' }],
+      ['DNS rebinding: Host and Origin both the attacker', { ...dashboard(), host: 'evil.com', origin: 'http://evil.com' }],
+      ['no Origin, Sec-Fetch-Site: cross-site', { ...dashboard(), 'sec-fetch-site': 'cross-site' }],
+      ['Origin: null', { ...dashboard(), origin: 'null' }],
+    ];
+    const outcomes = [];
+    for (const [name, headers] of forged) {
+      const r = await send(BASE, 'POST', '/api/v1/settings/api-keys', { 'content-type': 'application/json', ...headers }, body);
+      outcomes.push({ name, status: r.status, type: String(r.headers['content-type']).split(';')[0] });
+    }
+    const after = await countRows(db, ['auth.api_keys']);
+    await db.end();
+    figure('7', 'forged settings calls refused', outcomes.filter((o) => o.status === 403).length, { tried: outcomes.length });
+    expect(outcomes).toEqual(forged.map(([name]) => ({ name, status: 403, type: 'application/problem+json' })));
+    expect(after['auth.api_keys']).toBe(before['auth.api_keys']);
+  });
+
+  it('answers the edges at the base URL in problem+json without echoing the input: metrics, bad and long URLs, two Hosts, Connection: close', async () => {
+    const long = `/api/v1/invoices/${'a'.repeat(10_000)}`;
+    const raw = (lines: string[]) => sendSlowly(BASE, [`${lines.join('\r\n')}\r\n\r\n`], 0, 5000);
+    const cases: Array<[string, Promise<RawAnswer>, number]> = [
+      ['GET /metrics on the public port', send(BASE, 'GET', '/metrics', {}), 404],
+      ['GET /%ff (malformed percent-encoding)', raw(['GET /%ff HTTP/1.1', 'Host: x', 'Connection: close']), 400],
+      ['a 10,000-character path', raw([`GET ${long} HTTP/1.1`, 'Host: x', 'Connection: close']), 414],
+      ['two Host headers', raw(['GET /api/v1/invoices HTTP/1.1', 'Host: a.example', 'Host: b.example', 'Connection: close']), 400],
+    ];
+    const outcomes = [];
+    for (const [name, answer, status] of cases) {
+      const r = await answer;
+      outcomes.push({ name, status: r.status, problem: String(r.headers['content-type']).startsWith('application/problem+json'), echoes: /%ff|aaaaaaaa|b\.example/.test(r.text) });
+      expect({ name, status: r.status }).toEqual({ name, status });
+    }
+    expect(outcomes.filter((o) => !o.problem || o.echoes)).toEqual([]);
+    // Connection: close is honoured on a proxied route: the server closes the socket after the answer.
+    const startedAt = Date.now();
+    const closed = await raw(['GET /api/v1/expenses?limit=1 HTTP/1.1', 'Host: x', `Authorization: Bearer ${accessToken}`, 'Connection: close']);
+    expect(closed.status).toBe(200);
+    expect(closed.headers.connection).toBe('close');
+    expect(Date.now() - startedAt).toBeLessThan(3000);
+    figure('7', 'edge requests at the base URL answered in problem+json', outcomes.length);
+  });
 
   it('keeps answering while 50 clients send their bodies one byte at a time, and takes a slow but complete body', async () => {
     const body = JSON.stringify({ description: 'Slow taxi', amount: 100, currency: 'EUR', incurred_on: '2026-11-20' });

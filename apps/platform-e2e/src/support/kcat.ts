@@ -23,10 +23,15 @@ interface KcatRecord {
  * application/cloudevents+json`), then validates it against the CloudEvents 1.0 spec. Polls until at
  * least one event is there or `waitMs` has passed. kcat comes from tools/setup.sh (apt-get).
  */
-export async function readRevocationsWithKcat(apiKeyId: string, sinceMs: number, waitMs = 15000): Promise<CloudEvent<unknown>[]> {
+export function readRevocationsWithKcat(apiKeyId: string, sinceMs: number, waitMs = 15000): Promise<CloudEvent<unknown>[]> {
+  return readTopicWithKcat(TOPIC, apiKeyId, sinceMs, waitMs);
+}
+
+/** As {@link readRevocationsWithKcat}, for any topic of CloudEvents (the audit stream, keyed by organization). */
+export async function readTopicWithKcat(topic: string, key: string, sinceMs: number, waitMs = 15000, atLeast = 1): Promise<CloudEvent<unknown>[]> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const { stdout } = await run('kcat', ['-C', '-b', STACK.kafkaBrokers, '-t', TOPIC, '-o', `s@${sinceMs}`, '-e', '-J', '-q'], { timeout: 30000 }).catch(
+    const { stdout } = await run('kcat', ['-C', '-b', STACK.kafkaBrokers, '-t', topic, '-o', `s@${sinceMs}`, '-e', '-J', '-q'], { timeout: 30000 }).catch(
       (error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') throw new Error('kcat is not installed: run tools/setup.sh (apt-get install kcat)');
         throw error;
@@ -36,8 +41,8 @@ export async function readRevocationsWithKcat(apiKeyId: string, sinceMs: number,
       .split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as KcatRecord)
-      .filter((r) => r.key === apiKeyId && r.payload !== null);
-    if (records.length > 0 || Date.now() > deadline) return records.map(toCloudEvent);
+      .filter((r) => r.key === key && r.payload !== null);
+    if (records.length >= atLeast || Date.now() > deadline) return records.map(toCloudEvent);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

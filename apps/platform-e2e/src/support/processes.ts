@@ -24,10 +24,16 @@ const MAINS = Object.fromEntries(APPS.map((app) => [app, join(ROOT, `dist/apps/$
   string
 >;
 
-/** Shared by every process of one test run: its own Redis namespace, the quiet log level. */
+/**
+ * Shared by every process of one test run: its own Redis namespace, the quiet log level, and the
+ * local stack's proxy rule: the gateway connects from 127.0.0.2, the only address whose
+ * X-Forwarded-For the services believe (as tools/stack/start.sh sets them).
+ */
 export const RUN_ENV = {
   NODE_ENV: 'test',
   LOG_LEVEL: 'warn',
+  UPSTREAM_SOURCE_ADDRESS: '127.0.0.2',
+  TRUSTED_PROXIES: '127.0.0.2',
   REDIS_KEY_PREFIX: `e2e:${randomUUID().slice(0, 8)}:`,
 };
 

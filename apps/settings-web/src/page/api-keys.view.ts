@@ -1,9 +1,12 @@
+import { setupAllowedIpsDialog } from './allowed-ips.dialog.js';
 import { AppContext, errorMessage, isUnauthorized } from './app-context.js';
-import { announce, byId, h } from './dom.js';
-import { formatDateTime, statusLabel } from './format.js';
+import { announce, byId, h, onDialogClosed } from './dom.js';
+import { KeyAction, keyCard } from './key-card.js';
+import { KeyListHooks } from './key-dialogs.js';
+import { setupRollSecretDialog } from './roll-secret.dialog.js';
 import { ApiError, ApiKey, settingsApi } from './settings-api.client.js';
 
-/** Settings → API: the key list and the revoke confirmation dialog. */
+/** Settings → API: the key list, the revoke confirmation dialog, and the roll and allowed-IP dialogs. */
 export function setupApiKeysView(ctx: AppContext): { load(): Promise<void> } {
   const list = byId<HTMLUListElement>('keys-list');
   const empty = byId('keys-empty');
@@ -13,45 +16,51 @@ export function setupApiKeysView(ctx: AppContext): { load(): Promise<void> } {
   const dialogError = byId('revoke-error');
   let pending: { key: ApiKey; trigger: HTMLButtonElement } | null = null;
 
-  function time(iso: string): HTMLTimeElement {
-    return h('time', { datetime: iso }, formatDateTime(iso));
-  }
+  const cardOf = (id: string): HTMLElement | null => list.querySelector<HTMLElement>(`[data-key-id="${CSS.escape(id)}"]`);
 
-  function row(label: string, ...value: (Node | string)[]): HTMLDivElement {
-    return h('div', { class: 'key-card__row' }, h('dt', {}, label), h('dd', {}, ...value));
+  const hooks: KeyListHooks = {
+    replace(key) {
+      cardOf(key.id)?.replaceWith(card(key));
+    },
+    async stale(key, error) {
+      announce(`Key “${key.name}” was not changed. ${errorMessage(error)} The list has been refreshed.`, 'error');
+      await load();
+      cardOf(key.id)?.querySelector<HTMLElement>('.key-card__name')?.focus();
+    },
+    returnFocus(keyId, trigger) {
+      if (trigger.isConnected) return trigger.focus();
+      const again = cardOf(keyId);
+      (again?.querySelector<HTMLElement>(`[data-action="${trigger.dataset.action ?? ''}"]`) ?? again?.querySelector<HTMLElement>('.key-card__name'))?.focus();
+    },
+  };
+  const roll = setupRollSecretDialog(ctx, hooks);
+  const allowedIps = setupAllowedIpsDialog(ctx, hooks);
+
+  function act(action: KeyAction, key: ApiKey, trigger: HTMLButtonElement): void {
+    if (action === 'roll') roll.open(key, trigger);
+    else if (action === 'edit-ips') allowedIps.open(key, trigger);
+    else open(key, trigger);
   }
 
   function card(key: ApiKey): HTMLLIElement {
-    const headingId = `key-${key.id}-name`;
-    const revoked = key.status !== 'active';
-    const revoke = revoked
-      ? null
-      : h('button', { type: 'button', class: 'button button--danger-quiet' }, 'Revoke', h('span', { class: 'visually-hidden' }, ` key “${key.name}”`));
-    revoke?.addEventListener('click', () => open(key, revoke));
-    return h(
-      'li',
-      { class: `key-card${revoked ? ' key-card--revoked' : ''}`, 'data-key-id': key.id, 'aria-labelledby': headingId },
-      h('h3', { class: 'key-card__name', id: headingId, tabindex: '-1' }, key.name),
-      h(
-        'dl',
-        { class: 'key-card__details' },
-        row('Client ID', h('code', { class: 'wrap-anywhere' }, key.client_id)),
-        row('Scopes', h('ul', { class: 'scope-tags' }, ...key.scopes.map((s) => h('li', {}, h('code', {}, s))))),
-        row('Created', time(key.created_at)),
-        row('Last used', key.last_used_at ? time(key.last_used_at) : 'Never'),
-        row(
-          'Status',
-          h('span', { class: `badge badge--${revoked ? 'revoked' : 'active'}` }, statusLabel(key.status)),
-          ...(key.revoked_at ? [' ', h('span', { class: 'muted' }, 'on ', time(key.revoked_at))] : []),
-        ),
-      ),
-      revoke ? h('div', { class: 'key-card__actions' }, revoke) : null,
-    );
+    return keyCard(key, act);
   }
 
+  /**
+   * Replaces the cards. A keyboard user may be on a button of the list while it reloads (a
+   * navigation loads it again under them): focus moves to the same action of the same key on the
+   * new card, rather than falling back to the page's body.
+   */
   function render(keys: ApiKey[]): void {
+    const focused = list.contains(document.activeElement) ? (document.activeElement as HTMLElement) : null;
+    const keyId = focused?.closest<HTMLElement>('[data-key-id]')?.dataset.keyId;
+    const action = focused?.dataset.action;
     list.replaceChildren(...keys.map(card));
     empty.hidden = keys.length > 0;
+    if (keyId) {
+      const again = cardOf(keyId);
+      (again?.querySelector<HTMLElement>(`[data-action="${CSS.escape(action ?? '')}"]`) ?? again?.querySelector<HTMLElement>('.key-card__name'))?.focus();
+    }
   }
 
   async function load(): Promise<void> {
@@ -84,7 +93,7 @@ export function setupApiKeysView(ctx: AppContext): { load(): Promise<void> } {
     if (dialog.open) dialog.close();
   }
 
-  dialog.addEventListener('close', () => {
+  onDialogClosed(dialog, () => {
     // Back to where the person was, unless that button went away with the revocation.
     if (pending?.trigger.isConnected) pending.trigger.focus();
     pending = null;
@@ -107,7 +116,7 @@ export function setupApiKeysView(ctx: AppContext): { load(): Promise<void> } {
     try {
       const revoked = await settingsApi.revokeKey(key.id);
       const replacement = card({ ...key, ...revoked });
-      list.querySelector(`[data-key-id="${CSS.escape(key.id)}"]`)?.replaceWith(replacement);
+      cardOf(key.id)?.replaceWith(replacement);
       close();
       announce(`Key “${key.name}” revoked. It can no longer get tokens, and its access tokens are refused.`, 'success');
       replacement.querySelector<HTMLElement>('.key-card__name')?.focus();

@@ -12,7 +12,8 @@ export interface AppState {
 /** What the views need from the shell (main.ts), passed in so views never import each other. */
 export interface AppContext {
   state: AppState;
-  navigate(path: string, options?: { replace?: boolean }): void;
+  /** Shows the view of `path` (which may carry a query); focus moves to its heading unless `focus: false`. */
+  navigate(path: string, options?: { replace?: boolean; focus?: boolean }): void;
   /** After login or signup: remember the person, fetch the rotated CSRF token, go on. */
   signedIn(session: Session, message: string): Promise<void>;
   /** A settings call answered 401: the session expired or was ended elsewhere. */

@@ -1,14 +1,19 @@
+import { MAX_ALLOWED_IPS, parseAddressLines, withNamedAddresses } from './allowed-ips.js';
 import { AppContext, errorMessage, isUnauthorized } from './app-context.js';
+import { bindCopyButtons, clearCopyFeedback } from './clipboard.js';
 import { byId, h } from './dom.js';
+import { dateInputRange, expiresAtFor } from './expiry.js';
 import { clearFormErrors, FieldProblem } from './form-errors.js';
 import { submitForm } from './form-submit.js';
 import { resourceTitle, scopeDescription } from './format.js';
+import { addressListValue, expiryValue } from './key-card.js';
 import { PATHS } from './routes.js';
-import { ScopeGroup, settingsApi } from './settings-api.client.js';
+import { CreateKeyInput, ScopeGroup, settingsApi } from './settings-api.client.js';
 
 /**
- * Settings → API → Create key: a name and one checkbox per scope grouped by resource, then the
- * result view that shows the Client ID and the Secret Key exactly once.
+ * Settings → API → Create key: a name, one checkbox per scope grouped by resource, when the key
+ * expires and, optionally, the addresses it may be used from; then the result view that shows the
+ * Client ID and the Secret Key exactly once.
  */
 export function setupCreateKeyView(ctx: AppContext): {
   enterCreate(): Promise<void>;
@@ -17,7 +22,25 @@ export function setupCreateKeyView(ctx: AppContext): {
 } {
   const form = byId<HTMLFormElement>('create-form');
   const groups = byId('scope-groups');
+  const dateField = byId('create-expires-date-field');
+  const dateInput = byId<HTMLInputElement>('create-expires-date');
   let scopes: ScopeGroup[] | null = null;
+
+  /**
+   * The date input exists only for "On a date": hidden and disabled otherwise, so it is neither a tab
+   * stop nor sent. Focus is not moved to it on choosing: arrow keys move through the radios.
+   */
+  function syncExpiryDate(): void {
+    const onDate = expiryChoice() === 'date';
+    dateField.hidden = !onDate;
+    dateInput.disabled = !onDate;
+  }
+
+  function expiryChoice(): string {
+    return form.querySelector<HTMLInputElement>('input[name="expires"]:checked')?.value ?? 'never';
+  }
+
+  for (const radio of form.querySelectorAll<HTMLInputElement>('input[name="expires"]')) radio.addEventListener('change', syncExpiryDate);
 
   async function loadScopes(): Promise<void> {
     if (scopes) return;
@@ -62,15 +85,27 @@ export function setupCreateKeyView(ctx: AppContext): {
     event.preventDefault();
     const name = (form.elements.namedItem('name') as HTMLInputElement).value.trim();
     const chosen = [...form.querySelectorAll<HTMLInputElement>('input[name="scopes"]:checked')].map((c) => c.value);
+    const expiry = expiresAtFor(expiryChoice(), dateInput.value);
+    const addresses = parseAddressLines((form.elements.namedItem('allowed_ips') as HTMLTextAreaElement).value);
     const problems: FieldProblem[] = [];
     if (!name) problems.push({ field: 'name', message: 'Enter a name for the key.' });
     if (chosen.length === 0) problems.push({ field: 'scopes', message: 'Choose at least one scope.' });
+    if (!expiry.ok) problems.push({ field: 'expires_at', message: expiry.message });
+    if (addresses.length > MAX_ALLOWED_IPS) problems.push({ field: 'allowed_ips', message: `Enter at most ${MAX_ALLOWED_IPS} addresses.` });
+    const input: CreateKeyInput = { name, scopes: chosen };
+    // Defaults are left out rather than sent as null and []: the request says only what was chosen.
+    if (expiry.ok && expiry.expiresAt !== null) input.expires_at = expiry.expiresAt;
+    if (addresses.length > 0) input.allowed_ips = addresses.map((a) => a.value);
     void submitForm(
       form,
       problems,
       'Creating key…',
       async () => {
-        ctx.state.createdKey = await settingsApi.createKey({ name, scopes: chosen });
+        try {
+          ctx.state.createdKey = await settingsApi.createKey(input);
+        } catch (error) {
+          throw withNamedAddresses(error, addresses);
+        }
         // Replace, not push: Back from the result must not offer the filled-in form again.
         ctx.navigate(PATHS.created, { replace: true });
       },
@@ -78,52 +113,48 @@ export function setupCreateKeyView(ctx: AppContext): {
     );
   });
 
-  for (const button of document.querySelectorAll<HTMLButtonElement>('[data-copy]')) {
-    button.addEventListener('click', () => void copy(button));
-  }
+  const created = byId('panel-created');
+  bindCopyButtons(created);
 
-  async function copy(button: HTMLButtonElement): Promise<void> {
-    const source = byId(button.dataset.copy ?? '');
-    const feedback = byId(`${source.id}-copied`);
-    const text = source.textContent ?? '';
-    try {
-      await navigator.clipboard.writeText(text);
-      feedback.textContent = 'Copied';
-      feedback.dataset.state = 'done';
-    } catch {
-      // No clipboard access (an old browser, a denied permission): select it for Ctrl+C instead.
-      const selection = window.getSelection();
-      selection?.selectAllChildren(source);
-      feedback.textContent = 'Selected: press Ctrl+C (⌘C on a Mac) to copy';
-      feedback.dataset.state = 'manual';
-    }
-    window.clearTimeout(Number(feedback.dataset.timer ?? 0));
-    feedback.dataset.timer = String(window.setTimeout(() => (feedback.textContent = ''), 6000));
-  }
-
-  function fillCredentials(values: { name: string; clientId: string; secret: string; scopes: string[] }): void {
-    byId('created-name').textContent = values.name;
-    byId('created-client-id').textContent = values.clientId;
-    byId('created-client-secret').textContent = values.secret;
-    byId('created-scopes').replaceChildren(...values.scopes.map((s) => h('li', {}, h('code', {}, s))));
-    for (const feedback of document.querySelectorAll('.copy-feedback')) feedback.textContent = '';
+  function fillCredentials(
+    values: { name: string; clientId: string; secret: string; scopes: string[]; expiresAt: string | null; allowedIps: string[] } | null,
+  ): void {
+    byId('created-name').textContent = values?.name ?? '';
+    byId('created-client-id').textContent = values?.clientId ?? '';
+    byId('created-client-secret').textContent = values?.secret ?? '';
+    byId('created-scopes').replaceChildren(...(values?.scopes ?? []).map((s) => h('li', {}, h('code', {}, s))));
+    byId('created-expires').replaceChildren(values ? expiryValue(values.expiresAt) : '');
+    byId('created-allowed-ips').replaceChildren(values ? addressListValue(values.allowedIps) : '');
+    clearCopyFeedback(created);
   }
 
   return {
     async enterCreate() {
       form.reset();
       clearFormErrors(form);
+      syncExpiryDate();
+      // Today's range, set on every visit: a tab left open overnight still offers the right days.
+      const range = dateInputRange();
+      dateInput.min = range.min;
+      dateInput.max = range.max;
       await loadScopes();
     },
     enterCreated() {
       const key = ctx.state.createdKey;
       if (!key) return;
-      fillCredentials({ name: key.name, clientId: key.client_id, secret: key.client_secret, scopes: key.scopes });
+      fillCredentials({
+        name: key.name,
+        clientId: key.client_id,
+        secret: key.client_secret,
+        scopes: key.scopes,
+        expiresAt: key.expires_at,
+        allowedIps: key.allowed_ips,
+      });
     },
     leaveCreated() {
       // Once this view is left the secret is gone from memory and from the document for good.
       ctx.state.createdKey = null;
-      fillCredentials({ name: '', clientId: '', secret: '', scopes: [] });
+      fillCredentials(null);
       window.getSelection()?.removeAllRanges();
     },
   };

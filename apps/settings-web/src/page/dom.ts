@@ -55,3 +55,15 @@ export function announce(message: string, tone: Tone = 'info'): void {
 export function clearAnnouncement(): void {
   byId('status').textContent = '';
 }
+
+/**
+ * Runs `handler` when `dialog` has closed for good. The `close` event is dispatched after the dialog
+ * has closed, as a task of its own: a fast keyboard user can open it again (Escape, then Enter on the
+ * same button) before it arrives. That late event belongs to the earlier opening and is ignored;
+ * handled, it would undo the new opening's state (the dialog's buttons would do nothing).
+ */
+export function onDialogClosed(dialog: HTMLDialogElement, handler: () => void): void {
+  dialog.addEventListener('close', () => {
+    if (!dialog.open) handler();
+  });
+}

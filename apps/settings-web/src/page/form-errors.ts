@@ -76,9 +76,16 @@ function labelOf(container: HTMLElement): string {
   return label?.textContent?.trim() || container.dataset.field || 'This field';
 }
 
+/**
+ * A group's message takes focus to its first input, or to the control inside it that is marked
+ * `data-error-focus` while that is enabled (Expires: the date input, when a date was chosen).
+ */
 function focusField(container: HTMLElement): void {
   const target = invalidTargetOf(container);
-  const focusable = target instanceof HTMLFieldSetElement ? target.querySelector<HTMLElement>('input') : target;
+  const focusable =
+    target instanceof HTMLFieldSetElement
+      ? (target.querySelector<HTMLElement>('[data-error-focus]:not(:disabled)') ?? target.querySelector<HTMLElement>('input'))
+      : target;
   focusable?.focus();
 }
 

@@ -1,5 +1,6 @@
 import { AppContext, AppState, errorMessage } from './app-context.js';
 import { setupApiKeysView } from './api-keys.view.js';
+import { setupAuditLogView } from './audit-log.view.js';
 import { setupAuthForms } from './auth.view.js';
 import { setupCreateKeyView } from './create-key.view.js';
 import { announce, byId, clearAnnouncement } from './dom.js';
@@ -24,6 +25,7 @@ const SECTION_OF: Record<View, string> = {
   api: 'view-settings',
   create: 'view-settings',
   created: 'view-settings',
+  audit: 'view-settings',
   'not-found': 'view-not-found',
 };
 const PANEL_OF: Partial<Record<View, string>> = {
@@ -31,9 +33,10 @@ const PANEL_OF: Partial<Record<View, string>> = {
   api: 'panel-api',
   create: 'panel-create',
   created: 'panel-created',
+  audit: 'panel-audit',
 };
 /** The settings navigation entry that is current for a view (Create key lives under API). */
-const NAV_OF: Partial<Record<View, string>> = { account: 'account', api: 'api', create: 'api', created: 'api' };
+const NAV_OF: Partial<Record<View, string>> = { account: 'account', api: 'api', create: 'api', created: 'api', audit: 'audit' };
 
 const ctx: AppContext = {
   state,
@@ -49,7 +52,7 @@ const ctx: AppContext = {
   sessionLost() {
     state.session = null;
     state.createdKey = null;
-    state.returnTo = current && needsSession(current) ? location.pathname : null;
+    state.returnTo = current && needsSession(current) ? location.pathname + location.search : null;
     navigate(PATHS.login, { replace: true });
     announce('Your session has ended. Log in again to continue.', 'error');
   },
@@ -58,11 +61,13 @@ const ctx: AppContext = {
 const auth = setupAuthForms(ctx);
 const createKey = setupCreateKeyView(ctx);
 const apiKeys = setupApiKeysView(ctx);
+const auditLog = setupAuditLogView(ctx);
 
-function navigate(path: string, options: { replace?: boolean } = {}): void {
+/** `focus: false` keeps focus where it is (the audit log's filters change the query, not the view). */
+function navigate(path: string, options: { replace?: boolean; focus?: boolean } = {}): void {
   if (options.replace) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
-  void render({ focus: true });
+  void render({ focus: options.focus ?? true });
 }
 
 /** Same-origin links marked `data-link` navigate in place; modified clicks open tabs as usual. */
@@ -71,7 +76,8 @@ document.addEventListener('click', (event) => {
   const link = (event.target as Element | null)?.closest?.('a[data-link]');
   if (!(link instanceof HTMLAnchorElement)) return;
   event.preventDefault();
-  navigate(link.pathname);
+  // The query too: a link may carry a view's state (the audit log's filters).
+  navigate(link.pathname + link.search);
 });
 window.addEventListener('popstate', () => void render({ focus: true }));
 
@@ -107,7 +113,7 @@ function showSession(session: Session | null): void {
 /** Redirects a view that does not fit the session state; returns the path to go to, or null. */
 function redirectFor(view: View): string | null {
   if (needsSession(view) && !state.session) {
-    state.returnTo = location.pathname;
+    state.returnTo = location.pathname + location.search;
     return PATHS.login;
   }
   if ((view === 'login' || view === 'signup') && state.session) return PATHS.account;
@@ -144,6 +150,7 @@ async function render(options: { focus: boolean }): Promise<void> {
   // Data loads after the focus move so the heading is announced first, the content as it arrives.
   if (view === 'api') await apiKeys.load();
   if (view === 'create') await createKey.enterCreate();
+  if (view === 'audit') await auditLog.load();
 }
 
 function focusHeading(view: View): void {

@@ -1,5 +1,5 @@
 /** The page's views and their paths under /settings (the server answers every one with the page). */
-export type View = 'login' | 'signup' | 'account' | 'api' | 'create' | 'created' | 'not-found';
+export type View = 'login' | 'signup' | 'account' | 'api' | 'create' | 'created' | 'audit' | 'not-found';
 
 export const PATHS = {
   login: '/settings/login',
@@ -8,6 +8,8 @@ export const PATHS = {
   api: '/settings/api',
   create: '/settings/api/keys/new',
   created: '/settings/api/keys/created',
+  /** Its filters travel in the query: `/settings/audit?type=…&api_key_id=…`. */
+  audit: '/settings/audit',
 } as const satisfies Record<Exclude<View, 'not-found'>, string>;
 
 const BY_PATH: ReadonlyMap<string, View> = new Map(Object.entries(PATHS).map(([view, path]) => [path, view as View]));
@@ -20,7 +22,7 @@ export function viewFor(pathname: string): View {
 
 /** Views that need a signed-in person. */
 export function needsSession(view: View): boolean {
-  return view === 'account' || view === 'api' || view === 'create' || view === 'created';
+  return view === 'account' || view === 'api' || view === 'create' || view === 'created' || view === 'audit';
 }
 
 /** Titles for `document.title`, so a screen reader announces where a navigation landed. */
@@ -31,5 +33,6 @@ export const TITLES: Record<View, string> = {
   api: 'API keys',
   create: 'Create key',
   created: 'Key created',
+  audit: 'Audit log',
   'not-found': 'Page not found',
 };

@@ -1,3 +1,4 @@
+import { AuditEvent, auditEventsQuery, AuditFilters } from './audit-events.js';
 import { parseRetryAfter, Problem, toProblem } from './problem-details.js';
 
 /**
@@ -27,21 +28,67 @@ export interface ScopeGroup {
   scopes: string[];
 }
 
+export type ApiKeyStatus = 'active' | 'revoked' | 'expired';
+
 export interface ApiKey {
   object: 'api_key';
   id: string;
+  organization_id: string;
   name: string;
   client_id: string;
   scopes: string[];
-  status: 'active' | 'revoked' | string;
+  /** A status this page does not know yet is shown as sent (format.ts `statusLabel`). */
+  status: ApiKeyStatus | string;
   created_at: string;
+  /** Null: the key never expires. */
+  expires_at: string | null;
+  /** Addresses and CIDR blocks, in the server's canonical form; empty: any address. */
+  allowed_ips: string[];
+  /** The last use of the key with any of its secrets. */
   last_used_at: string | null;
+  /** The last use of the current secret. */
+  secret_last_used_at: string | null;
+  /** Set only while a rolled-over previous secret is still accepted. */
+  previous_secret_expires_at: string | null;
+  previous_secret_last_used_at: string | null;
   revoked_at: string | null;
+  /**
+   * Set when a secret-scanning report (GitHub) found the key's secret in public and the platform
+   * revoked the key; `exposed_url` is where, as reported (untrusted text). Optional: a server
+   * from before the feature leaves them out.
+   */
+  exposed_at?: string | null;
+  exposed_url?: string | null;
 }
 
-/** The create response: the only one that ever carries `client_secret`. */
-export interface CreatedApiKey extends Omit<ApiKey, 'last_used_at' | 'revoked_at'> {
+/** The create response: besides the roll response, the only one that ever carries `client_secret`. */
+export type CreatedApiKey = Pick<ApiKey, 'object' | 'id' | 'name' | 'client_id' | 'scopes' | 'status' | 'created_at' | 'expires_at' | 'allowed_ips'> & {
   client_secret: string;
+};
+
+/** The roll response: the key as it is now, with its new secret (shown once). */
+/** The roll's answer: the new secret (shown once) and whether every session was ended as asked. */
+export type RolledApiKey = ApiKey & { client_secret: string; sessions_ended: boolean };
+
+export interface CreateKeyInput {
+  name: string;
+  scopes: string[];
+  /** RFC 3339; left out (or null) for a key that never expires. */
+  expires_at?: string | null;
+  /** Left out for "any address". */
+  allowed_ips?: string[];
+}
+
+export interface RollKeyInput {
+  /** How long the previous secret keeps working: 0 (not at all) to 604800 (7 days). */
+  previous_secret_expires_in: number;
+  /** Also end the key's sessions: the tokens already issued with it stop working. */
+  end_sessions?: boolean;
+}
+
+export interface UpdateKeyInput {
+  allowed_ips?: string[];
+  name?: string;
 }
 
 /** A response with an error status; `problem` is always filled in, even for a non-JSON body. */
@@ -68,9 +115,9 @@ export class NetworkError extends Error {
 }
 
 /**
- * The double-submit token: the auth service refuses a state-changing call whose X-CSRF-Token header
- * does not match its csrf_token cookie. It rotates on login, signup and logout, so it is fetched
- * again after each.
+ * The CSRF token: the auth service refuses a state-changing call whose X-CSRF-Token header was not
+ * issued for the session (and nonce) cookies it carries. A sign-in or sign-out starts another
+ * session, so the token is fetched again after each (`newSession`).
  */
 let csrfToken: string | null = null;
 
@@ -79,11 +126,20 @@ export async function refreshCsrfToken(): Promise<void> {
   csrfToken = body.csrf_token;
 }
 
-async function send<T>(method: 'GET' | 'POST', path: string, body?: unknown, retried = false): Promise<T> {
+/** The session changed: the token in hand was bound to the old one. */
+function newSession<T>(result: T): T {
+  csrfToken = null;
+  return result;
+}
+
+type Method = 'GET' | 'POST' | 'PATCH';
+
+async function send<T>(method: Method, path: string, body?: unknown, retried = false): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   // No Content-Type without a body: the server would reject an empty JSON body.
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (method === 'POST') {
+  // Every call that changes something carries the token, not only POST.
+  if (method !== 'GET') {
     if (csrfToken === null) await refreshCsrfToken();
     headers['X-CSRF-Token'] = csrfToken ?? '';
   }
@@ -100,7 +156,7 @@ async function send<T>(method: 'GET' | 'POST', path: string, body?: unknown, ret
     throw new NetworkError();
   }
   // A token that went stale (another tab logged out and in again) gets one fresh try.
-  if (response.status === 403 && method === 'POST' && !retried) {
+  if (response.status === 403 && method !== 'GET' && !retried) {
     await refreshCsrfToken();
     return send<T>(method, path, body, true);
   }
@@ -119,11 +175,17 @@ async function send<T>(method: 'GET' | 'POST', path: string, body?: unknown, ret
 
 export const settingsApi = {
   me: () => send<Session>('GET', '/api/v1/account/me'),
-  signup: (input: { organization_name: string; email: string; password: string }) => send<Session>('POST', '/api/v1/account/signup', input),
-  login: (input: { email: string; password: string }) => send<Session>('POST', '/api/v1/account/login', input),
-  logout: () => send<void>('POST', '/api/v1/account/logout'),
+  signup: (input: { organization_name: string; email: string; password: string }) =>
+    send<Session>('POST', '/api/v1/account/signup', input).then(newSession),
+  login: (input: { email: string; password: string }) => send<Session>('POST', '/api/v1/account/login', input).then(newSession),
+  logout: () => send<void>('POST', '/api/v1/account/logout').then(newSession),
   scopes: () => send<{ data: ScopeGroup[] }>('GET', '/api/v1/settings/scopes'),
   listKeys: () => send<{ object: 'list'; data: ApiKey[]; has_more: boolean }>('GET', '/api/v1/settings/api-keys'),
-  createKey: (input: { name: string; scopes: string[] }) => send<CreatedApiKey>('POST', '/api/v1/settings/api-keys', input),
+  createKey: (input: CreateKeyInput) => send<CreatedApiKey>('POST', '/api/v1/settings/api-keys', input),
   revokeKey: (id: string) => send<ApiKey>('POST', `/api/v1/settings/api-keys/${encodeURIComponent(id)}/revoke`),
+  rollKey: (id: string, input: RollKeyInput) => send<RolledApiKey>('POST', `/api/v1/settings/api-keys/${encodeURIComponent(id)}/roll`, input),
+  updateKey: (id: string, input: UpdateKeyInput) => send<ApiKey>('PATCH', `/api/v1/settings/api-keys/${encodeURIComponent(id)}`, input),
+  /** The organization's audit log, newest first; a GET, so no CSRF token. */
+  auditEvents: (filters: AuditFilters, options: { startingAfter?: string | null; limit?: number } = {}) =>
+    send<{ object: 'list'; data: AuditEvent[]; has_more: boolean }>('GET', `/api/v1/settings/audit-events${auditEventsQuery(filters, options)}`),
 };

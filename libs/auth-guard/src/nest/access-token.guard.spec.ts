@@ -1,6 +1,6 @@
 import { Controller, Get, Module, UseGuards } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
-import { newId } from '@invoicing/contracts';
+import { API_KEY_ALLOWED_IPS_CHANGED_V1, newId } from '@invoicing/contracts';
 import { createKafka } from '@invoicing/event-bus';
 import { createServiceApp, PROBLEM_TYPE_BASE, ServiceApp } from '@invoicing/service-kit';
 import { createSigner } from 'fast-jwt';
@@ -10,9 +10,9 @@ import { RevocationFeed } from '../revocation/revocation-feed';
 import { RevocationView } from '../revocation/revocation-view';
 import { FakeKafka, fakeKafka, sessionsRevoked, settle } from '../testing/fake-kafka';
 import { AccessTokenGuard } from './access-token.guard';
-import { ACCESS_TOKEN_STRATEGY, REVOCATIONS_UNAVAILABLE_DETAIL } from './access-token.strategy';
+import { ACCESS_TOKEN_STRATEGY, ADDRESS_NOT_ALLOWED_DETAIL, REVOCATIONS_UNAVAILABLE_DETAIL } from './access-token.strategy';
 import { Caller, CallerIdentity } from './caller';
-import { Scopes } from './scopes.decorator';
+import { Scopes, ServiceToService } from './scopes.decorator';
 
 // The revocation feed builds its Kafka client itself; hand it the fake one instead.
 jest.mock('@invoicing/event-bus', () => ({ ...jest.requireActual('@invoicing/event-bus'), createKafka: jest.fn() }));
@@ -22,12 +22,13 @@ const issuer = 'https://api.example';
 const audience = 'invoicing-api';
 const sign = createSigner({ key, algorithm: 'HS256', kid: 'k1', header: { alg: 'HS256', typ: 'at+jwt' } });
 
-function token(options: { scopes?: string; sid?: string; org?: string } = {}): string {
+function token(options: { scopes?: string; sid?: string; org?: string; sub?: string; allowedIps?: unknown } = {}): string {
   const iat = Math.floor(Date.now() / 1000);
   return sign({
     iss: issuer,
     aud: audience,
-    sub: newId('key'),
+    sub: options.sub ?? newId('key'),
+    ...(options.allowedIps === undefined ? {} : { allowed_ips: options.allowedIps }),
     client_id: 'ak_live_test',
     org_id: options.org ?? newId('org'),
     scope: options.scopes ?? 'read:invoices',
@@ -45,6 +46,14 @@ class InvoicesController {
   @Scopes('read:invoices')
   list(@Caller() caller: CallerIdentity): { organization_id: string; organization_uuid: string } {
     return { organization_id: caller.organizationPublicId, organization_uuid: caller.organizationId };
+  }
+
+  /** Called by other services with the client's token: the client's address was checked by the caller. */
+  @Get('internal')
+  @UseGuards(AccessTokenGuard)
+  @ServiceToService()
+  internal(): { ok: true } {
+    return { ok: true };
   }
 
   /** The same strategy reached through passport, as `AuthGuard('access-token')` elsewhere would. */
@@ -71,8 +80,8 @@ describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () =
   let service: ServiceApp;
   let clock: number;
 
-  const get = (path: string, bearer?: string) =>
-    service.fastify.inject({ method: 'GET', url: `/api/v1/invoices${path}`, headers: bearer ? { authorization: `Bearer ${bearer}` } : {} });
+  const get = (path: string, bearer?: string, remoteAddress = '127.0.0.1') =>
+    service.fastify.inject({ method: 'GET', url: `/api/v1/invoices${path}`, remoteAddress, headers: bearer ? { authorization: `Bearer ${bearer}` } : {} });
 
   beforeAll(async () => {
     clock = Date.now();
@@ -114,8 +123,52 @@ describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () =
     }
   });
 
+  it("refuses a token outside the allowlist it carries with 403 problem+json, on both paths, and passes it inside", async () => {
+    const bearer = token({ allowedIps: ['203.0.113.0/24', '2001:db8::/32'] });
+    for (const [address, status] of [['203.0.113.7', 200], ['::ffff:203.0.113.7', 200], ['2001:db8::5', 200], ['198.51.100.1', 403], ['127.0.0.1', 403]] as const) {
+      const response = await get('', bearer, address);
+      expect({ address, status: response.statusCode }).toEqual({ address, status });
+      if (status === 403) {
+        expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(response.json().detail).toBe(ADDRESS_NOT_ALLOWED_DETAIL);
+        expect(response.headers['www-authenticate']).toBeUndefined();
+      }
+      expect((await get('/through-passport', bearer, address)).statusCode).toBe(status);
+    }
+    // A route only services call skips the address (theirs is no client's), never the token's checks.
+    expect((await get('/internal', bearer, '10.1.2.3')).statusCode).toBe(200);
+    expect((await get('/internal', token({ allowedIps: ['10.0.0.1/8'] }), '10.1.2.3')).statusCode).toBe(401);
+    // A list that is not canonical was not signed by the auth service as such: malformed, 401.
+    for (const allowedIps of [['10.0.0.1/8'], 'any', [], [7]]) {
+      expect((await get('', token({ allowedIps }), '10.0.0.1')).statusCode).toBe(401);
+    }
+  });
+
+  it("checks every token of a key against its changed allowlist, the latest change winning", async () => {
+    const view = service.app.get(RevocationView);
+    const sub = newId('key');
+    const narrow = token({ sub, allowedIps: ['203.0.113.0/24'] });
+    const unrestricted = token({ sub });
+    const change = (allowed_ips: string[], version: number) =>
+      view.apply({
+        specversion: '1.0', id: newId('evt'), source: 's', type: API_KEY_ALLOWED_IPS_CHANGED_V1, subject: sub, time: new Date(clock).toISOString(), datacontenttype: 'application/json',
+        data: { organization_id: newId('org'), api_key_id: sub, client_id: 'ak_live_test', allowed_ips, version, changed_at: new Date(clock).toISOString() },
+      });
+    change(['198.51.100.0/24'], 1);
+    expect((await get('', narrow, '203.0.113.7')).statusCode).toBe(403);
+    expect((await get('', unrestricted, '203.0.113.7')).statusCode).toBe(403);
+    expect((await get('', unrestricted, '198.51.100.9')).statusCode).toBe(200);
+    // An older version replayed after a newer one changes nothing; an empty list allows any address.
+    change([], 2);
+    change(['198.51.100.0/24'], 1);
+    expect((await get('', narrow, '192.0.2.1')).statusCode).toBe(200);
+    // Other keys are untouched.
+    expect((await get('', token({ allowedIps: ['203.0.113.0/24'] }), '192.0.2.1')).statusCode).toBe(403);
+    kafka.consumer.fetched();
+  });
+
   it('answers a valid token with 503 problem+json and Retry-After once the view is stale, before looking at scopes', async () => {
-    clock += 2_000; // 31 s since the last completed fetch
+    clock += 31_000; // 31 s since the last completed fetch
     for (const bearer of [token(), token({ scopes: 'read:clients' })]) {
       const response = await get('', bearer);
       expect(response.statusCode).toBe(503);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { parsePublicId, type AccessTokenClaims } from '@invoicing/contracts';
+import { AddressAllowlist, parsePublicId, parseAllowedIps, type AccessTokenClaims } from '@invoicing/contracts';
 import { PassportStrategy } from '@nestjs/passport';
 import { ProblemException } from '@invoicing/service-kit';
 import { AccessTokenVerifier, isTokenRefusal } from '../verification/access-token-verifier';
@@ -30,6 +30,15 @@ export const REVOCATIONS_UNAVAILABLE = new ProblemException(
   Object.freeze({ 'Retry-After': String(REVOCATIONS_UNAVAILABLE_RETRY_AFTER_SECONDS) }),
 );
 
+export const ADDRESS_NOT_ALLOWED_DETAIL =
+  "The access token may not be used from this client address: its API key's allowed_ips do not include it.";
+
+/**
+ * The answer to a valid token presented from outside its key's allowlist (issue 21): 403
+ * problem+json naming the reason. The token is genuine, so no challenge: a new token would not help.
+ */
+export const ADDRESS_NOT_ALLOWED = new ProblemException(403, ADDRESS_NOT_ALLOWED_DETAIL);
+
 /**
  * Signature and claims, then the in-memory revocation view: no network I/O on this path. A token
  * that fails either is refused (401) as always; a valid one the view does not know as revoked is
@@ -56,15 +65,19 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
    * `validate`, without passport's per-request context (see AccessTokenGuard). Throws
    * {@link REVOCATIONS_UNAVAILABLE} while the revocation view is stale.
    */
-  authenticateHeader(header: string | undefined): CallerIdentity | BearerFailure {
+  authenticateHeader(header: string | undefined, address: string | undefined, checkAddress = true): CallerIdentity | BearerFailure {
     const token = readBearer(header);
     if (typeof token !== 'string') return token;
-    const result = this.validate(token);
+    const result = this.validate(token, address, checkAddress);
     return Array.isArray(result) ? bearerFailure(result[1]) : result;
   }
 
-  /** The caller of a valid, unrevoked token, or why it is refused; throws while the view is stale. */
-  validate(token: string): CallerIdentity | [false, string] {
+  /**
+   * The caller of a valid, unrevoked token, or why it is refused; throws while the view is stale,
+   * and {@link ADDRESS_NOT_ALLOWED} when `address` (the client's, as Fastify resolved it through
+   * TRUSTED_PROXIES) is outside the key's allowlist.
+   */
+  validate(token: string, address?: string, checkAddress: unknown = true): CallerIdentity | [false, string] {
     // check() answers a refused token without an exception: the 401 path is ordinary traffic.
     const claims = this.verifier.check(token);
     if (isTokenRefusal(claims)) return [false, claims.description];
@@ -75,6 +88,8 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
       // The one place the organization claim is parsed: past the guard, code holds the uuid.
       const organizationId = parsePublicId('org', claims.org_id);
       if (organizationId === null) return [false, INVALID_ORGANIZATION];
+      const allowlist = allowlistOf(claims);
+      if (allowlist === false) return [false, INVALID_ORGANIZATION];
       caller = {
         organizationId,
         organizationPublicId: claims.org_id,
@@ -84,6 +99,7 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
         scopes: new Set(claims.scope.split(' ')),
         tokenId: claims.jti,
         accessToken: token,
+        allowlist,
       };
       this.callers.set(claims, caller);
     }
@@ -91,6 +107,26 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
     // fail closed (ADR 0017). Invalid, expired and known-revoked tokens keep their 401 above: that
     // answer does not depend on the feed, and a 503 would only invite the client to retry it.
     if (this.feed.stale) throw REVOCATIONS_UNAVAILABLE;
+    // The key's allowlist: as changed since the token was issued if it was (the view), else the
+    // token's own. A key without one costs a null check and, while no list has changed, a size read.
+    // Only `false` skips the check (a @ServiceToService() route); passport hands its callback here.
+    if (checkAddress === false) return caller;
+    const changed = this.revocations.changedAllowlist(caller.apiKeyId);
+    const allowlist = changed === undefined ? caller.allowlist : changed;
+    if (allowlist !== null && !allowlist.allows(address)) throw ADDRESS_NOT_ALLOWED;
     return caller;
   }
+}
+
+/**
+ * The token's `allowed_ips` claim as a matcher: null when absent (any address), false when it is
+ * not a list of canonical entries. The auth service signs only canonical lists; checking again costs
+ * once per token, and a list that would not parse is no list to trust.
+ */
+function allowlistOf(claims: AccessTokenClaims): AddressAllowlist | null | false {
+  const entries: unknown = claims.allowed_ips;
+  if (entries === undefined) return null;
+  const parsed = parseAllowedIps(entries);
+  if (!parsed.ok || parsed.value.length === 0 || parsed.value.join(',') !== (entries as string[]).join(',')) return false;
+  return AddressAllowlist.of(parsed.value);
 }

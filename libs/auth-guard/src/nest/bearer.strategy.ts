@@ -3,6 +3,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 export type BearerVerify = (
   token: string,
+  /** The client address (Fastify's `request.ip`), for the key's allowlist. */
+  address: string | undefined,
   done: (error: unknown, user?: unknown, info?: string) => void,
 ) => void;
 
@@ -62,13 +64,13 @@ export class HeaderBearerStrategy extends Strategy {
     super();
   }
 
-  override authenticate(req: { headers: IncomingHttpHeaders }): void {
+  override authenticate(req: { headers: IncomingHttpHeaders; ip?: string }): void {
     const token = readBearer(req.headers.authorization);
     if (typeof token !== 'string') {
       this.fail(token, 401);
       return;
     }
-    this.verifyToken(token, (error, user, info) => {
+    this.verifyToken(token, req.ip, (error, user, info) => {
       if (error) this.error(error as Error);
       else if (!user) this.fail(bearerFailure(info ?? 'The access token is invalid.'), 401);
       else this.success(user);

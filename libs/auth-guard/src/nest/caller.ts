@@ -1,4 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { AddressAllowlist } from '@invoicing/contracts';
 
 /**
  * Who is calling: resolved from a verified access token. Every query is scoped by `organizationId`.
@@ -25,6 +26,8 @@ export interface CallerIdentity {
    * Never log it.
    */
   accessToken: string;
+  /** The allowlist the token carries (`allowed_ips`), null when it has none (any address). */
+  allowlist: AddressAllowlist | null;
 }
 
 /** Handler parameter decorator: the verified {@link CallerIdentity} of the request. */

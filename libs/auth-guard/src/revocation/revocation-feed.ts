@@ -1,5 +1,5 @@
 import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { ACCESS_TOKEN_TTL_SECONDS, REVOCATIONS_TOPIC, validateRevocationEvent } from '@invoicing/contracts';
+import { ACCESS_TOKEN_TTL_SECONDS, API_KEY_EXPIRING_V1, REVOCATION_EVENT_SCHEMAS, REVOCATIONS_TOPIC, validateAuthTopicEvent } from '@invoicing/contracts';
 import { createKafka, IncomingMessage, jsonValueOf, KafkaReplayingSubscriber } from '@invoicing/event-bus';
 import { hostname } from 'node:os';
 import { RevocationView } from './revocation-view';
@@ -40,6 +40,7 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
   private watching: NodeJS.Timeout | null = null;
   private staleSince: number | null = null;
   private stopped = false;
+  private readonly unknownTypes = new Set<string>();
   readonly maxStalenessMs: number;
 
   constructor(
@@ -142,21 +143,37 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private handle(message: IncomingMessage): void {
-    const result = validateRevocationEvent(jsonValueOf(message));
+    const value = jsonValueOf(message);
+    // Reasons open: a revocation for a reason added after this build is still applied (ADR 0016).
+    const result = validateAuthTopicEvent(value, { openReasons: true });
     if (!result.ok) {
+      const type = (value as { type?: unknown } | null)?.type;
+      if (typeof type === 'string' && !Object.hasOwn(REVOCATION_EVENT_SCHEMAS, type)) {
+        // A type this version does not know (a newer auth service's): skipped, said once per type.
+        if (!this.unknownTypes.has(type) && this.unknownTypes.size < 100) {
+          this.unknownTypes.add(type);
+          this.logger.warn({ msg: 'skipping events of a type this service does not know', type });
+        }
+        return;
+      }
       this.logger.error({ msg: 'revocation message rejected', partition: message.partition, offset: message.offset, errors: result.errors });
       return;
     }
-    this.view.apply(result.value);
+    const event = result.value;
+    // A notice for the key's owner (its expiry is near): nothing for a token verifier to do.
+    if (event.type === API_KEY_EXPIRING_V1) return;
+    this.view.apply(event);
     // Live revocations are rare: a line each, with how long after the revocation it took effect
     // here (the replay at start is not logged line by line).
-    if (this.ready) this.logger.log({
+    if (!this.ready) return;
+    const at = 'revoked_at' in event.data ? event.data.revoked_at : event.data.changed_at;
+    this.logger.log({
       msg: 'revocation applied',
-      event_id: result.value.id,
-      type: result.value.type,
-      api_key_id: result.value.data.api_key_id,
-      sessions: result.value.data.session_ids.length,
-      lag_ms: Date.now() - Date.parse(result.value.data.revoked_at),
+      event_id: event.id,
+      type: event.type,
+      api_key_id: event.data.api_key_id,
+      sessions: 'session_ids' in event.data ? event.data.session_ids.length : undefined,
+      lag_ms: Date.now() - Date.parse(at),
     });
   }
 }

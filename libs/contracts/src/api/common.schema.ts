@@ -36,8 +36,17 @@ export function listOf(itemRef: string) {
     required: ['object', 'data', 'has_more'],
     properties: {
       object: { const: 'list' },
-      data: { type: 'array', items: { $ref: itemRef } },
-      has_more: { type: 'boolean' },
+      data: {
+        type: 'array',
+        items: { $ref: itemRef },
+        description:
+          'Newest first, at most `limit` objects. A page may hold fewer than `limit` objects when they are large: it ends once it holds about 512 KiB (at least one object).',
+      },
+      has_more: {
+        type: 'boolean',
+        description:
+          'Whether more objects follow: ask again with `starting_after` set to the id of the last object of `data`. Continue while has_more is true, not while a page is full.',
+      },
     },
   };
 }

@@ -1,4 +1,5 @@
 import * as api from '../api';
+import { AUDIT_EVENT_TYPES } from '../events/audit-events';
 import { ALL_SCOPES, RESOURCES, Resource } from '../scopes';
 
 /**
@@ -43,8 +44,9 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         operationId: 'createToken',
         summary: 'Exchange API key credentials for a token pair, or rotate a refresh token (grant_type=refresh_token)',
         description:
-          'grant_type=client_credentials: client credentials in the body (JSON or form) or with HTTP Basic. Each exchange starts a new session (refresh-token family). An API key holds at most 50,000 live sessions (configurable): past that, the session whose refresh token was least recently issued is ended, and its refresh token answers invalid_grant; its access tokens live out their hour. Reuse one session and refresh it rather than exchanging per call. Repeated failures from one client or address answer 429 with Retry-After.\n\n' +
-          'grant_type=refresh_token (RFC 6749 section 6), for standard OAuth client libraries: the same rotation, reuse detection and revocation as /api/v1/auth/refresh. Client authentication is optional; when sent it is checked (401 invalid_client) and the refresh token must belong to that key (otherwise invalid_grant, and the token is not spent). An optional scope narrows this access token only.',
+          'grant_type=client_credentials: client credentials in the body (JSON or form) or with HTTP Basic. Each exchange starts a new session (refresh-token family). An API key holds at most 50,000 live sessions (configurable): past that, the session whose refresh token was least recently issued is ended, and its refresh token answers invalid_grant; its access tokens live out their hour. Reuse one session and refresh it rather than exchanging per call. Repeated failed client authentications answer 429 with Retry-After to the address they came from (for that client, or for every client): never to the same client elsewhere, so a stranger who knows a Client ID cannot lock its owner out. The client address is that of the connection, or the one a trusted proxy (the gateway) forwarded.\n\n' +
+          'A key past its expires_at, and the previous secret of a roll once its overlap has ended, answer exactly like a wrong secret (401 invalid_client). A key with allowed_ips: from any other address, a request whose credentials are right answers 400 unauthorized_client and spends nothing (a wrong secret is still 401, so only its holder learns that an allowlist exists); the access tokens issued carry the list (claim allowed_ips).\n\n' +
+          'grant_type=refresh_token (RFC 6749 section 6), for standard OAuth client libraries: the same rotation, reuse detection and revocation as /api/v1/auth/refresh. Client authentication is optional; when sent it is checked (401 invalid_client) and the refresh token must belong to that key (otherwise invalid_grant, and the token is not spent). An optional scope narrows this access token only. From the instant a key expires, its refresh tokens answer invalid_grant.',
         security: [{}, { clientBasic: [] }],
         requestBody: {
           required: true,
@@ -55,9 +57,11 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         },
         responses: {
           200: { description: 'Tokens (Cache-Control: no-store).', content: { 'application/json': { schema: ref(api.TOKEN_RESPONSE_SCHEMA) } } },
-          400: oauthResponse('invalid_request, unsupported_grant_type, invalid_scope or invalid_grant (refresh grant: unknown, expired, spent, revoked or another key\'s refresh token)'),
-          401: oauthResponse('invalid_client: unknown client, wrong secret or revoked key (one answer for all)'),
-          429: { ...oauthResponse('Too many failed client authentications'), headers: retryAfter },
+          400: oauthResponse(
+            "invalid_request, unsupported_grant_type, invalid_scope, invalid_grant (refresh grant: unknown, expired, spent, revoked or another key's refresh token, or its key expired) or unauthorized_client (right credentials, from an address outside the key's allowed_ips; nothing spent)",
+          ),
+          401: oauthResponse('invalid_client: unknown client, wrong secret, revoked or expired key, or a previous secret whose overlap has ended (one answer for all)'),
+          429: { ...oauthResponse('Too many failed client authentications from this address (for this client, or in all)'), headers: retryAfter },
           503: oauthResponse('temporarily_unavailable'),
         },
       },
@@ -68,12 +72,12 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         operationId: 'refreshToken',
         summary: 'Rotate a refresh token for a new token pair',
         description:
-          'Each refresh token works once. Presenting a spent one answers invalid_grant and revokes every session of the API key at once (announced on Kafka topic auth.revocations.v1).',
+          'Each refresh token works once. Presenting a spent one answers invalid_grant and revokes every session of the API key at once (announced on Kafka topic auth.revocations.v1). Rolling the key\'s secret does not end its sessions (unless asked to): their refresh tokens keep working. From an address outside the key\'s allowed_ips the answer is unauthorized_client and the refresh token is not spent.',
         security: [{}],
         requestBody: { required: true, content: { 'application/json': { schema: ref(api.REFRESH_REQUEST_SCHEMA) } } },
         responses: {
           200: { description: 'A new pair.', content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } } },
-          400: oauthResponse('invalid_request or invalid_grant (unknown, expired, spent or revoked)'),
+          400: oauthResponse("invalid_request, invalid_grant (unknown, expired, spent or revoked, or its key expired) or unauthorized_client (from an address outside the key's allowed_ips; not spent)"),
           503: oauthResponse('temporarily_unavailable'),
         },
       },
@@ -84,7 +88,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         operationId: 'revokeToken',
         summary: 'Revoke a refresh token or an access token of the authenticated key (RFC 7009)',
         description:
-          'Ends the session (refresh-token family) the token belongs to: its refresh tokens stop working, and its access tokens are refused by every resource service within the revocation bound (event invoicing.auth.sessions_revoked.v1, reason session_revoked, on Kafka topic auth.revocations.v1). An unknown, expired, malformed or another key\'s token answers 200 as well and changes nothing. Client authentication (HTTP Basic or client_id + client_secret in the body) is required.',
+          'Ends the session (refresh-token family) the token belongs to: its refresh tokens stop working, and its access tokens are refused by every resource service within the revocation bound (event invoicing.auth.sessions_revoked.v1, reason session_revoked, on Kafka topic auth.revocations.v1). An unknown, expired, malformed or another key\'s token answers 200 as well and changes nothing. Client authentication (HTTP Basic or client_id + client_secret in the body) is required. It is not restricted by the key\'s allowed_ips: a session can be ended from anywhere.',
         security: [{}, { clientBasic: [] }],
         requestBody: {
           required: true,
@@ -96,8 +100,8 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         responses: {
           200: { description: 'Revoked, or nothing to revoke; empty body (Cache-Control: no-store).' },
           400: oauthResponse('invalid_request (no token, malformed body)'),
-          401: oauthResponse('invalid_client: missing or failed client authentication'),
-          429: { ...oauthResponse('Too many failed client authentications'), headers: retryAfter },
+          401: oauthResponse('invalid_client: missing or failed client authentication (also a revoked or expired key, or a previous secret whose overlap has ended)'),
+          429: { ...oauthResponse('Too many failed client authentications from this address (for this client, or in all)'), headers: retryAfter },
           503: oauthResponse('temporarily_unavailable'),
         },
       },
@@ -121,38 +125,148 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
   const sessionSecurity = [{ session: [], csrf: [] }];
   const account = ref(api.ACCOUNT_SCHEMA);
   paths['/api/v1/account/csrf'] = {
-    get: { tags: ['settings'], operationId: 'getCsrfToken', summary: 'A CSRF token (also set as the csrf_token cookie)', security: [{}], responses: { 200: { description: 'Token', content: { 'application/json': { schema: { type: 'object', properties: { csrf_token: { type: 'string' } } } } } } } },
+    get: { tags: ['settings'], operationId: 'getCsrfToken', summary: 'A CSRF token for the session the request carries (none before sign-in); sets the HttpOnly nonce cookie it is bound to. Fetch a new one after sign-up, log-in and log-out', security: [{}], responses: { 200: { description: 'Token', content: { 'application/json': { schema: { type: 'object', properties: { csrf_token: { type: 'string' } } } } } } } },
   };
   paths['/api/v1/account/signup'] = {
     post: {
       tags: ['settings'], operationId: 'signup', summary: 'Create an organization and its first user; starts a session', security: [{ csrf: [] }],
       requestBody: { required: true, content: { 'application/json': { schema: ref(api.SIGNUP_SCHEMA) } } },
-      responses: { 201: { description: 'Signed up', content: { 'application/json': { schema: account } } }, 403: problemResponse('CSRF'), 409: problemResponse('Email taken'), 422: problemResponse('Invalid fields') },
+      responses: { 201: { description: 'Signed up', content: { 'application/json': { schema: account } } }, 403: problemResponse('CSRF or origin'), 409: problemResponse('Email taken (counts as a failed log-in for the caller\'s address)'), 422: problemResponse('Invalid fields; a password that is too common (too_common), too easy (too_simple) or too close to the email or organization name (too_similar)'), 429: problemResponse('Too many failed log-ins or refused sign-ups from this address', retryAfter) },
     },
   };
   paths['/api/v1/account/login'] = {
     post: {
       tags: ['settings'], operationId: 'login', summary: 'Log in; starts a session (HttpOnly cookie)', security: [{ csrf: [] }],
       requestBody: { required: true, content: { 'application/json': { schema: ref(api.LOGIN_SCHEMA) } } },
-      responses: { 200: { description: 'Logged in', content: { 'application/json': { schema: account } } }, 401: problemResponse('Wrong email or password'), 403: problemResponse('CSRF'), 429: problemResponse('Throttled', retryAfter) },
+      responses: { 200: { description: 'Logged in', content: { 'application/json': { schema: account } } }, 401: problemResponse('Wrong email or password'), 403: problemResponse('CSRF or origin'), 429: problemResponse('Too many failures for this email from this address, or from this address', retryAfter) },
     },
   };
   paths['/api/v1/account/logout'] = { post: { tags: ['settings'], operationId: 'logout', summary: 'End the session', security: sessionSecurity, responses: { 204: { description: 'Logged out' }, 403: problemResponse('CSRF') } } };
   paths['/api/v1/account/me'] = { get: { tags: ['settings'], operationId: 'me', summary: 'The signed-in user', security: [{ session: [] }], responses: { 200: { description: 'Account', content: { 'application/json': { schema: account } } }, 401: problemResponse('No session') } } };
   paths['/api/v1/settings/api-keys'] = {
-    get: { tags: ['settings'], operationId: 'listApiKeys', summary: "The organization's API keys (never their secrets)", security: [{ session: [] }], responses: { 200: { description: 'Keys', content: { 'application/json': { schema: api.listOf('#/components/schemas/ApiKey') } } }, 401: problemResponse('No session') } },
+    get: { tags: ['settings'], operationId: 'listApiKeys', summary: "The organization's API keys (never their secrets)", description: 'Each key with its expiry (status expired from the instant it passes), its allowed_ips, and the last use of its current secret and, during the overlap after a roll, of its previous one. A key the platform revoked because a secret-scanning report found one of its working secrets in public carries exposed_at and exposed_url (where it was found).', security: [{ session: [] }], responses: { 200: { description: 'Keys', content: { 'application/json': { schema: api.listOf('#/components/schemas/ApiKey') } } }, 401: problemResponse('No session') } },
     post: {
-      tags: ['settings'], operationId: 'createApiKey', summary: 'Create an API key; the only response that carries client_secret', security: sessionSecurity,
+      tags: ['settings'], operationId: 'createApiKey', summary: 'Create an API key; this response and a roll\'s are the only ones that carry a client_secret', security: sessionSecurity,
+      description: 'expires_at (optional) is fixed for the life of the key: at most one year ahead. Seven days before it (at once for a key that expires sooner) the event invoicing.auth.api_key_expiring.v1 is published; at the instant, the key stops authenticating at the token endpoints, and within about a second invoicing.auth.api_key_revoked.v1 (reason expired) makes every resource service refuse its access tokens. allowed_ips (optional, at most 100 entries) is answered in canonical form; it can be changed later with PATCH.',
       requestBody: { required: true, content: { 'application/json': { schema: ref(api.CREATE_API_KEY_SCHEMA) } } },
-      responses: { 201: { description: 'Created', content: { 'application/json': { schema: ref(api.CREATED_API_KEY_SCHEMA) } } }, 401: problemResponse('No session'), 403: problemResponse('CSRF'), 422: problemResponse('Invalid name or unknown scope') },
+      responses: { 201: { description: 'Created', content: { 'application/json': { schema: ref(api.CREATED_API_KEY_SCHEMA) } } }, 401: problemResponse('No session'), 403: problemResponse('CSRF or origin'), 409: problemResponse('The organization holds the most live keys it may (key_limit_reached, 200 by default); revoke one first'), 422: problemResponse('Invalid name or unknown scope; expires_at not an RFC 3339 date-time with an offset (invalid_format), not in the future (in_past) or more than a year ahead (too_far); an allowed_ips entry that is not an address or CIDR block, or has bits set after its prefix (allowed_ips[i], invalid_address), is listed twice (duplicate), or more than 100 entries (too_many)') },
     },
   };
-  ref(api.API_KEY_SCHEMA);
+  const apiKey = ref(api.API_KEY_SCHEMA);
+  const keyId = [{ name: 'id', in: 'path', required: true, schema: api.idOf('key') }];
+  const keyNotActive = problemResponse('The key is revoked or expired (errors[0]: field status, code key_revoked or key_expired); nothing changed');
+  paths['/api/v1/settings/api-keys/{id}'] = {
+    patch: {
+      tags: ['settings'], operationId: 'updateApiKey', summary: "Rename a key or replace its allowed_ips", security: sessionSecurity,
+      description:
+        "Only name and allowed_ips change; every other field is fixed for the life of the key, and naming one refuses the whole request (422, code immutable, with what to do instead: a new key for other scopes or another expiry, a roll for a new secret). allowed_ips, when sent, replaces the whole list (empty: any address; absent: unchanged) and takes effect at once at the token endpoints. Access tokens already issued carry the list of their issue: the event invoicing.auth.api_key_allowed_ips_changed.v1 makes every resource service check them against the new list instead, within the revocation bound, so a narrower list refuses them (403) and a wider one admits them without a new token.",
+      parameters: keyId,
+      requestBody: { required: true, content: { 'application/json': { schema: ref(api.UPDATE_API_KEY_SCHEMA) } } },
+      responses: {
+        200: { description: 'The key as changed (allowed_ips in canonical form)', content: { 'application/json': { schema: apiKey } } },
+        401: problemResponse('No session'),
+        403: problemResponse('CSRF or origin'),
+        404: problemResponse('No such key in this organization'),
+        409: keyNotActive,
+        422: problemResponse('A field that cannot change (immutable), an unknown field (unknown_field), an empty body, a blank name, or allowed_ips entries at fault (allowed_ips[i] with invalid_address or duplicate; too_many past 100)'),
+        429: problemResponse('Too many rolls and allowlist changes in this organization this minute', retryAfter),
+      },
+    },
+  };
+  paths['/api/v1/settings/api-keys/{id}/roll'] = {
+    post: {
+      tags: ['settings'], operationId: 'rollApiKeySecret', summary: "Replace a key's secret; the previous one keeps working for the overlap asked", security: sessionSecurity,
+      description:
+        "A new Secret Key replaces the current one, which keeps working beside it for previous_secret_expires_in seconds (0: stops at once; at most 7 days), so integrations can switch without an outage. The Client ID, scopes, expiry and allowed_ips stay; so do the key's sessions and their refresh tokens, unless end_sessions is true (a leaked secret; it requires previous_secret_expires_in 0): then every session is ended after the new secret is in place (event invoicing.auth.sessions_revoked.v1, reason secret_rolled), and no exchange that checked the old secret opens a session after that. If the sessions cannot be ended at that moment (Redis unreachable), the answer is still 200 with the new secret and sessions_ended false: roll again with end_sessions. A key has at most two working secrets: rolling during an overlap drops the older one. The new secret is in this response only (Cache-Control: no-store).",
+      parameters: keyId,
+      requestBody: { required: true, content: { 'application/json': { schema: ref(api.ROLL_API_KEY_SCHEMA) } } },
+      responses: {
+        200: { description: 'Rolled: the key, its new client_secret and whether its sessions were ended', content: { 'application/json': { schema: ref(api.ROLLED_API_KEY_SCHEMA) } } },
+        401: problemResponse('No session'),
+        403: problemResponse('CSRF or origin'),
+        404: problemResponse('No such key in this organization'),
+        409: keyNotActive,
+        422: problemResponse('previous_secret_expires_in missing, not an integer, or outside 0 to 604800; end_sessions with an overlap (requires_no_overlap); an unknown field'),
+        429: problemResponse('Too many rolls and allowlist changes in this organization this minute', retryAfter),
+      },
+    },
+  };
   paths['/api/v1/settings/api-keys/{id}/revoke'] = {
     post: {
       tags: ['settings'], operationId: 'revokeApiKey', summary: 'Revoke a key: it stops authenticating and all its sessions are revoked', security: sessionSecurity,
-      parameters: [{ name: 'id', in: 'path', required: true, schema: api.idOf('key') }],
-      responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiKey' } } } }, 401: problemResponse('No session'), 403: problemResponse('CSRF'), 404: problemResponse('No such key in this organization') },
+      description:
+        'The key stops authenticating at once, all its sessions end, and invoicing.auth.api_key_revoked.v1 (reason revoked_by_user) makes every resource service refuse its access tokens within about a second; the organization\'s audit log records api_key.revoked. The platform revokes keys itself with the same event and other reasons: expired (at the instant of expires_at) and exposed (a working secret of the key was reported public, POST /api/v1/secret-scanning/github). A key that is already revoked or expired is answered as it is, and nothing changes.',
+      parameters: keyId,
+      responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: apiKey } } }, 401: problemResponse('No session'), 403: problemResponse('CSRF'), 404: problemResponse('No such key in this organization') },
+    },
+  };
+
+  const auditEvent = ref(api.AUDIT_EVENT_OBJECT_SCHEMA);
+  paths['/api/v1/settings/audit-events'] = {
+    get: {
+      tags: ['settings'], operationId: 'listAuditEvents', summary: "The organization's audit log, newest first", security: [{ session: [] }],
+      description:
+        "Security events of the signed-in user's organization (ADR 0024): keys created, rolled, given new allowed_ips, revoked, expired or exposed; refresh-token reuse; sign-up, log-ins, failed log-ins, log-outs; alerts on repeated failures. Token exchanges and refreshes are not recorded. Each record is written in the transaction of what it records and chained to the previous record of the organization by its hash, so a record changed, removed or reordered afterwards is detected (the verify-audit command). Records are never changed or deleted through the API. The same records are published on Kafka topic auth.audit.v1. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.",
+      parameters: [
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, description: 'Records per page.' },
+        { name: 'starting_after', in: 'query', schema: api.idOf('evt'), description: 'The id of the last record of the previous page; this page holds older records. A record of another organization ends the list (an empty page).' },
+        { name: 'type', in: 'query', schema: { type: 'string', enum: [...AUDIT_EVENT_TYPES] }, description: 'Only records of this type.' },
+        { name: 'api_key_id', in: 'query', schema: api.idOf('key'), description: 'Only records about this key.' },
+      ],
+      responses: {
+        200: {
+          description: 'A page of records (Cache-Control: no-store)',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['object', 'data', 'has_more'],
+                properties: {
+                  object: { const: 'list' },
+                  data: { type: 'array', items: auditEvent, description: 'Newest first (highest seq first), at most limit records.' },
+                  has_more: { type: 'boolean', description: 'Whether older records follow: ask again with starting_after set to the id of the last record of data.' },
+                },
+              },
+            },
+          },
+        },
+        400: problemResponse('A parameter at fault, each named in errors[] (field, code): limit not an integer from 1 to 100 (out_of_range), starting_after not an evt_ id or api_key_id not a key_ id (invalid_format), an unknown type (invalid_value), or a parameter this list does not take (unknown_parameter)'),
+        401: problemResponse('No session'),
+      },
+    },
+  };
+
+  paths['/api/v1/secret-scanning/github'] = {
+    post: {
+      tags: ['secret-scanning'],
+      operationId: 'reportGithubSecretScanningMatches',
+      summary: 'GitHub secret scanning: Secret Keys found in public; a working one is revoked at once',
+      description:
+        "Called by GitHub's secret scanning partner program, not by integrations (ADR 0025). No session or token: the body must be signed by one of GitHub's keys, which the deployment configures (GITHUB_SECRET_SCANNING_KEYS or GITHUB_SECRET_SCANNING_KEYS_FILE, the document GitHub publishes at https://api.github.com/meta/public_keys/secret_scanning); the signature is checked over the exact bytes received, before the body is parsed. Then each match is labelled: a string that is not a checksum-valid Secret Key is a false_positive without any look-up; a Secret Key this platform issued is a true_positive, whatever its state. One that still works (the current secret of an active key, or its previous secret during a roll's overlap) revokes its key at once: every session ends, invoicing.auth.api_key_revoked.v1 with reason exposed makes every resource service refuse its access tokens within about a second, and the key's owner sees exposed_at and exposed_url on the key and an api_key.exposed record in the audit log. The key is revoked, not rolled: a new secret would be handed to nobody. A reported secret that no longer works changes nothing.",
+      security: [{}],
+      parameters: [
+        { name: 'Github-Public-Key-Identifier', in: 'header', required: true, schema: { type: 'string', maxLength: 256 }, description: 'The key_identifier of the GitHub key that signed the body.' },
+        {
+          name: 'Github-Public-Key-Signature',
+          in: 'header',
+          required: true,
+          schema: { type: 'string', maxLength: 256 },
+          description: 'Base64 (standard alphabet, padded) of the ASN.1 DER encoded ECDSA signature (NIST P-256, SHA-256) over the raw request body.',
+        },
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: ref(api.GITHUB_SECRET_SCANNING_REPORT_SCHEMA) } } },
+      responses: {
+        200: {
+          description: 'One label per reported match, in report order (Cache-Control: no-store)',
+          content: { 'application/json': { schema: ref(api.GITHUB_SECRET_SCANNING_LABELS_SCHEMA) } },
+        },
+        400: problemResponse('A signature header missing or empty; after the signature, a body that is not UTF-8 JSON or not an array. Nothing changed (an odd match inside an array is skipped or its fields blanked, never the whole report)'),
+        401: problemResponse('The key identifier names no configured GitHub key, or the signature does not verify over the body. Nothing changed'),
+        404: problemResponse('This deployment accepts no secret-scanning reports (no GitHub keys configured)'),
+        413: problemResponse('A body over 1 MiB, or more than 1000 matches. Nothing changed'),
+        415: problemResponse('A body that is not application/json. Nothing changed'),
+        503: problemResponse('A working key of the report could not be revoked now (the others were); send the report again', retryAfter),
+      },
     },
   };
 
@@ -161,7 +275,10 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
     const objectRef = ref(object);
     const common = {
       401: problemResponse('Missing, malformed, expired, revoked or wrongly signed token', wwwAuthenticate),
-      403: problemResponse('The token lacks the scope', wwwAuthenticate),
+      403: problemResponse(
+        "The token lacks the scope (insufficient_scope, with a WWW-Authenticate challenge), or the request comes from an address outside its API key's allowed_ips (no challenge: a new token would not help)",
+        wwwAuthenticate,
+      ),
       429: problemResponse('Rate limited', retryAfter),
       503: problemResponse('A dependency is unavailable', retryAfter),
     };
@@ -187,6 +304,8 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         tags: [resource],
         operationId: `list${resource[0].toUpperCase()}${resource.slice(1)}`,
         summary: `List ${resource}, newest first`,
+        description:
+          'Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.',
         security: [{ bearer: [`read:${resource}`] }],
         parameters: [
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
@@ -197,6 +316,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
           200: { description: 'A page', content: { 'application/json': { schema: api.listOf(`#/components/schemas/${object.$id}`) } } },
           400: problemResponse('Bad query parameter'),
           ...common,
+          429: problemResponse('Rate limited (per API key), or too many list requests of the organization in progress', retryAfter),
         },
       },
     };
@@ -218,12 +338,13 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
       title: 'Invoicing public API',
       version: options.version ?? '1.0.0',
       description:
-        'Create an API key in Settings → API → Create Key, exchange it at /api/v1/auth/token for a one-hour access token, send it as Authorization: Bearer, refresh before expiry at /api/v1/auth/refresh (or with grant_type=refresh_token at /api/v1/auth/token), revoke at /api/v1/auth/revoke (RFC 7009). OAuth client libraries can configure themselves from /.well-known/oauth-authorization-server (RFC 8414). Errors: RFC 6749 on /api/v1/auth/*, RFC 9457 problem+json elsewhere.',
+        'Create an API key in Settings → API → Create Key, exchange it at /api/v1/auth/token for a one-hour access token, send it as Authorization: Bearer, refresh before expiry at /api/v1/auth/refresh (or with grant_type=refresh_token at /api/v1/auth/token), revoke at /api/v1/auth/revoke (RFC 7009). A key may expire (expires_at), have its secret rolled with an overlap in which both secrets work, and be limited to IP addresses (allowed_ips); a key whose working secret is found in public by GitHub secret scanning is revoked at once (exposed_at). Security events of an organization are kept in a tamper-evident audit log (/api/v1/settings/audit-events). OAuth client libraries can configure themselves from /.well-known/oauth-authorization-server (RFC 8414). Errors: RFC 6749 on /api/v1/auth/*, RFC 9457 problem+json elsewhere.',
     },
     servers: [{ url: options.serverUrl }],
     tags: [
       { name: 'auth', description: 'OAuth 2.0 token issuance (client_credentials, refresh_token), refresh rotation, RFC 7009 revocation and RFC 8414 metadata.' },
-      { name: 'settings', description: 'Settings area (cookie session + CSRF): sign-up, login and API key management.' },
+      { name: 'settings', description: "Settings area (cookie session + CSRF): sign-up, login, API key management (create, list, rename and allowed IPs, secret roll, revoke) and the organization's audit log." },
+      { name: 'secret-scanning', description: "Leaked-secret reports from GitHub's secret scanning partner program, signed by GitHub." },
       ...RESOURCES.map((name) => ({ name, description: `Create, list and get ${name} (Bearer access token with read:${name} / write:${name}).` })),
     ],
     paths,
@@ -232,8 +353,13 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `Access token. Scopes: ${ALL_SCOPES.join(', ')}.` },
         clientBasic: { type: 'http', scheme: 'basic', description: 'client_id:client_secret (RFC 6749 section 2.3.1).' },
-        session: { type: 'apiKey', in: 'cookie', name: 'session', description: 'Settings-area session (HttpOnly).' },
-        csrf: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token', description: 'Must equal the csrf_token cookie.' },
+        session: { type: 'apiKey', in: 'cookie', name: '__Host-session', description: 'Settings-area session (HttpOnly, Secure, SameSite=Strict; named `session` without the prefix in development over plain HTTP).' },
+        csrf: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-CSRF-Token',
+          description: 'The token from GET /api/v1/account/csrf, bound to the session and nonce cookies. A browser call must also come from an allowed Origin, with Sec-Fetch-Site same-origin.',
+        },
       },
     },
   };

@@ -40,3 +40,20 @@ describe('REVOCATION_MAX_STALENESS_MS (ADR 0017)', () => {
     expect(loadResourceConfig(EXPENSES, { REVOCATION_FETCH_MAX_WAIT_MS: '5000' }).REVOCATION_MAX_STALENESS_MS).toBe(30_000);
   });
 });
+
+describe('list limits', () => {
+  it('default to pages of 512 KiB and one list per organization at a time with 16 waiting, listed by env-spec', () => {
+    const config = loadResourceConfig(EXPENSES, {});
+    expect([config.LIST_PAGE_MAX_BYTES, config.LIST_CONCURRENCY_PER_ORGANIZATION, config.LIST_QUEUE_PER_ORGANIZATION]).toEqual([512 * 1024, 1, 16]);
+    for (const name of ['LIST_PAGE_MAX_BYTES', 'LIST_CONCURRENCY_PER_ORGANIZATION', 'LIST_QUEUE_PER_ORGANIZATION']) {
+      expect(resourceEnvSpec(EXPENSES)).toContainEqual({ name, required: false, secret: false });
+    }
+  });
+
+  it('stops the service on a page budget or concurrency below one, naming the variable', () => {
+    expect(problemsOf({ LIST_PAGE_MAX_BYTES: '0' })).toContain('LIST_PAGE_MAX_BYTES:');
+    expect(problemsOf({ LIST_CONCURRENCY_PER_ORGANIZATION: '0' })).toContain('LIST_CONCURRENCY_PER_ORGANIZATION:');
+    expect(problemsOf({ LIST_QUEUE_PER_ORGANIZATION: '-1' })).toContain('LIST_QUEUE_PER_ORGANIZATION:');
+    expect(loadResourceConfig(EXPENSES, { LIST_QUEUE_PER_ORGANIZATION: '0' }).LIST_QUEUE_PER_ORGANIZATION).toBe(0);
+  });
+});

@@ -1,5 +1,14 @@
 import { accessTokenEnvShape, checkAccessTokenEnv, DEFAULT_REVOCATION_MAX_STALENESS_MS, parseKeyRing } from '@invoicing/auth-guard';
-import { baseEnvSchema, databaseEnvShape, describeEnv, EnvVariableSpec, kafkaEnvShape, loadConfig, requireRealSecretsInProduction } from '@invoicing/service-kit';
+import {
+  baseEnvSchema,
+  databaseEnvShape,
+  describeEnv,
+  EnvVariableSpec,
+  kafkaEnvShape,
+  loadConfig,
+  requireRealSecretsInProduction,
+  trustedProxiesEnvShape,
+} from '@invoicing/service-kit';
 import { ACCESS_TOKEN_TTL_SECONDS, DomainObjectKind, ServiceName, SERVICES, serviceUrlVariable } from '@invoicing/contracts';
 import { z } from 'zod';
 
@@ -38,6 +47,7 @@ function schemaFor(id: ResourceServiceIdentity) {
       PORT: z.coerce.number().int().min(0).max(65535).default(id.defaultPort),
       ...databaseEnvShape(id.role),
       ...kafkaEnvShape,
+      ...trustedProxiesEnvShape,
       /** Upper bound on how long a revocation waits in a Kafka fetch (delivery latency). */
       REVOCATION_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(10).max(5000).default(100),
       /**
@@ -55,6 +65,21 @@ function schemaFor(id: ResourceServiceIdentity) {
       /** Requests per second per API key on this instance (sustained), and the burst allowed. */
       RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
       RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
+      /**
+       * Bytes of content one list page may hold, for resources whose rows can be large (a definition's
+       * `sizeColumn`): the page stops early, with has_more, once its rows reach this (at least one row).
+       * 100 ordinary invoices (a few KB each) still fit; a page is also the longest stretch the event
+       * loop spends on one list without a break (parse, view, serialize, write), hence not more.
+       */
+      LIST_PAGE_MAX_BYTES: z.coerce.number().int().min(1).default(512 * 1024),
+      /**
+       * List requests of one organization running at once on this instance, and waiting behind them
+       * (for that organization's lists only); 429 past both. One at a time by default: with two, one
+       * organization's large pages kept the event loop busy all the time and another's small lists
+       * waited behind them (figures in libs/resource-api/README.md). Paging is sequential anyway.
+       */
+      LIST_CONCURRENCY_PER_ORGANIZATION: z.coerce.number().int().min(1).default(1),
+      LIST_QUEUE_PER_ORGANIZATION: z.coerce.number().int().min(0).default(16),
       ...accessTokenEnvShape,
       ...Object.fromEntries(
         (id.references ?? []).map((kind) => [

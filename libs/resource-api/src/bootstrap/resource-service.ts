@@ -82,7 +82,11 @@ class ResourceRootModule {
         {
           provide: RESOURCE_SERVICE,
           useFactory: (db: DataSource, references: ReferenceResolver, relay: OutboxRelay) =>
-            new ResourceService(def.resource, db, def.schema, def.name, references, relay),
+            new ResourceService(def.resource, db, def.schema, def.name, references, relay, {
+              pageMaxBytes: config.LIST_PAGE_MAX_BYTES,
+              concurrencyPerOrganization: config.LIST_CONCURRENCY_PER_ORGANIZATION,
+              queuePerOrganization: config.LIST_QUEUE_PER_ORGANIZATION,
+            }),
           inject: [getDataSourceToken(), ReferenceResolver, OutboxRelay],
         },
         {
@@ -107,7 +111,11 @@ class ResourceRootModule {
 
 /** Builds a resource service (not listening); used by `main` and by integration tests. */
 export async function createResourceApp(def: ResourceServiceDefinition, config: ResourceConfig): Promise<ServiceApp> {
-  return createServiceApp(ResourceRootModule.forRoot(def, config), { service: def.name, logLevel: config.LOG_LEVEL });
+  return createServiceApp(ResourceRootModule.forRoot(def, config), {
+    service: def.name,
+    logLevel: config.LOG_LEVEL,
+    trustedProxies: config.TRUSTED_PROXIES,
+  });
 }
 
 /**

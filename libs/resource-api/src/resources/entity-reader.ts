@@ -40,6 +40,8 @@ const BATCH_MAX = 100;
  */
 export class EntityReader<E> {
   private readonly hydrations: Hydration[];
+  private readonly table: string;
+  private readonly columns: string;
   private readonly selectFrom: string;
   private readonly statements = new Map<string, Statement>();
   /** Database names of the id and organization columns, when both are uuids (batched gets). */
@@ -65,6 +67,8 @@ export class EntityReader<E> {
     }));
     const table = meta.schema ? `"${meta.schema}"."${meta.tableName}"` : `"${meta.tableName}"`;
     const columns = meta.columns.map((c) => `"${c.databaseName}"`).join(', ');
+    this.table = table;
+    this.columns = columns;
     this.selectFrom = `SELECT ${columns} FROM ${table}`;
     const id = meta.findColumnWithPropertyName('id');
     const organization = meta.findColumnWithPropertyName('organizationId');
@@ -84,6 +88,30 @@ export class EntityReader<E> {
   async many(where: string, values: unknown[], suffix = ''): Promise<E[]> {
     const rows = await this.query(this.statement(`${this.selectFrom} WHERE ${where}${suffix ? ` ${suffix}` : ''}`), values);
     return rows.map((row) => this.hydrate(row));
+  }
+
+  /**
+   * Up to `limit` rows matching `where`, newest first (`id` descending), cut short before the first
+   * row whose predecessors already hold `maxBytes` by `sizeColumn`: at least one row, and only the
+   * last row can take the page past the budget. The cut is made in SQL, so rows past it are neither
+   * sent nor parsed: the window reads only the size column, and a row's TOASTed values (the large
+   * ones) are fetched and decompressed only when the row is sent. `more`: whether a row follows the last one returned
+   * (`lead` looks one row past it; no `limit + 1` sentinel row is transferred).
+   */
+  async pageBySize(where: string, values: unknown[], limit: number, sizeColumn: string, maxBytes: number): Promise<{ rows: E[]; more: boolean }> {
+    const n = values.length;
+    const size = `"${sizeColumn}"`;
+    const rows = await this.query(
+      this.statement(
+        `SELECT ${this.columns}, _more FROM (` +
+          `SELECT ${this.columns}, sum(${size}) OVER w - ${size} AS _bytes_before, lead(true) OVER w IS NOT NULL AS _more ` +
+          `FROM ${this.table} WHERE ${where} ` +
+          `WINDOW w AS (ORDER BY id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) ORDER BY id DESC LIMIT $${n + 1}` +
+          `) page WHERE _bytes_before < $${n + 2} ORDER BY id DESC`,
+      ),
+      [...values, limit, maxBytes],
+    );
+    return { rows: rows.map((row) => this.hydrate(row)), more: rows.length > 0 && rows[rows.length - 1]._more === true };
   }
 
   async one(where: string, values: unknown[]): Promise<E | null> {

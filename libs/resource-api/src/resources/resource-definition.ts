@@ -52,6 +52,13 @@ export interface ResourceDefinition<E extends ResourceEntityBase = ResourceEntit
   build(context: BuildContext<C>): Promise<E>;
   view(entity: E): PublicObject;
   filters?: Record<string, ListFilter>;
+  /**
+   * For resources whose rows can be large (an invoice's 500 line items): the integer column (in the
+   * entity's table) holding each row's content size in bytes, kept by the table itself (a generated
+   * column). A list page then stops early, with has_more, once its rows reach LIST_PAGE_MAX_BYTES,
+   * decided in SQL before any row is sent. Without it, a page is bounded by `limit` and the schemas.
+   */
+  sizeColumn?: string;
   /** Unique constraint name → the 409 it means. */
   conflicts?: Record<string, { detail: string; error: FieldError }>;
   /** Other services' objects this service keeps in its read model (from their domain events). */

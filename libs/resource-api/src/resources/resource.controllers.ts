@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Inject, Param, Post, Query, Req, Res, Type, UseGuards } from '@nestjs/common';
-import { AccessTokenGuard, Caller, CallerIdentity, Scopes } from '@invoicing/auth-guard';
+import { AccessTokenGuard, Caller, CallerIdentity, Scopes, ServiceToService } from '@invoicing/auth-guard';
 import type { Resource, Scope } from '@invoicing/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendCreated } from '../idempotency/send-created';
@@ -51,6 +51,7 @@ export function resourceController(resource: Resource): Type<unknown> {
  */
 @Controller('internal/v1/objects')
 @UseGuards(AccessTokenGuard)
+@ServiceToService()
 export class InternalObjectsController {
   constructor(@Inject(RESOURCE_SERVICE) private readonly service: ResourceService<ResourceEntityBase, unknown>) {}
 

@@ -33,6 +33,11 @@ export interface ServiceAppOptions {
    * problem+json by default.
    */
   renderError?: ErrorRenderer;
+  /**
+   * Addresses or CIDR blocks of the proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES);
+   * none by default: the client is the socket's peer.
+   */
+  trustedProxies?: readonly string[];
 }
 
 export interface ServiceApp {
@@ -50,8 +55,9 @@ export interface ServiceApp {
 export async function createServiceApp(module: Type<unknown> | DynamicModule, options: ServiceAppOptions): Promise<ServiceApp> {
   const logger = createLogger(options.service, options.logLevel);
   const adapter = new FastifyAdapter({
-    // Behind the gateway: the client address used for throttling comes from X-Forwarded-For.
-    ...fastifyBaseOptions(logger, { trustProxy: true }),
+    // Behind the gateway: the client address used for throttling comes from X-Forwarded-For, when
+    // the gateway (a trusted proxy) set it; anyone else's header is ignored.
+    ...fastifyBaseOptions(logger, { trustProxy: options.trustedProxies ?? [] }),
     bodyLimit: BODY_LIMIT_BYTES,
     // request.log is made on first use: the access line does not need it (installAccessLog).
     childLoggerFactory: lazyChildLoggerFactory,

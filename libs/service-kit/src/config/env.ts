@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Thrown at start when the environment does not satisfy a service's schema. */
@@ -54,6 +55,30 @@ export function databaseEnvShape(role: string) {
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   };
 }
+
+/** An IPv4 or IPv6 address, or a CIDR block of either. */
+function isAddressOrBlock(entry: string): boolean {
+  const [address, bits, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * The proxies whose `X-Forwarded-For` a service believes (the gateway, an Ingress controller), by
+ * address or CIDR block, comma-separated. From anyone else the client is the socket's peer, whatever
+ * the header says: the per-address throttles and allowlists count the real caller. Empty (the
+ * default) believes nobody; a deployment behind a proxy must name it, or every caller shares the
+ * proxy's address (and its throttle budget).
+ */
+export const trustedProxiesEnvShape = {
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((s) => s.split(',').map((e) => e.trim()).filter(Boolean))
+    .refine((list) => list.every(isAddressOrBlock), 'expected IP addresses or CIDR blocks, comma-separated (e.g. 10.0.0.0/8,127.0.0.2)'),
+};
 
 /** The Kafka block every service has: the brokers, the local one by default. */
 export const kafkaEnvShape = { KAFKA_BROKERS: brokersSchema.default('127.0.0.1:9092') };

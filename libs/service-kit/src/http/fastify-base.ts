@@ -8,15 +8,17 @@ import { requestIdFrom } from './request-id';
  * request id taken from X-Request-Id or made, log lines labelled `request_id` and one access line
  * per request (installAccessLog) instead of Fastify's two, 503 while closing, and problem+json for
  * what Node's parser refuses (e.g. headers over 16 KiB). Only trustProxy differs: the gateway is the
- * edge, so the client is its peer; the processes behind it take the client from X-Forwarded-For.
+ * edge, so the client is its peer; the services behind it take the client from X-Forwarded-For, but
+ * only when the peer is one of their configured proxies (TRUSTED_PROXIES; false or [] trusts none).
  */
-export function fastifyBaseOptions(logger: FastifyBaseLogger, options: { trustProxy: boolean }) {
+export function fastifyBaseOptions(logger: FastifyBaseLogger, options: { trustProxy: boolean | readonly string[] }) {
+  const trusted = options.trustProxy;
   return {
     loggerInstance: logger,
     genReqId: requestIdFrom,
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     return503OnClosing: true,
     clientErrorHandler: problemClientErrorHandler,
-    trustProxy: options.trustProxy,
+    trustProxy: typeof trusted === 'boolean' ? trusted : trusted.length > 0 ? [...trusted] : false,
   };
 }
