@@ -25,15 +25,16 @@ const CONNECT_TIMEOUT_MS = 2000;
 const COMMAND_TIMEOUT_MS = 900;
 
 /**
- * Builds the client for `REDIS_URL`. A cluster client is returned once it has loaded the slot map
- * and is ready (or its first attempt failed): with the offline queue off, every command sent before
- * that is refused ("Cluster isn't ready"), auto-pipelined ones included, so the first requests after
- * boot would fail although the cluster is fine. If the cluster is unreachable at boot, the service
- * starts anyway and answers 503 while the client keeps reconnecting, exactly as with one Redis.
+ * Builds the client for `REDIS_URL`, returned once it is ready (or its first attempt failed): with
+ * the offline queue off, every command sent before that is refused ("Stream isn't writeable", for a
+ * cluster "Cluster isn't ready"), auto-pipelined ones included, so the first requests after boot
+ * would answer 503 although Redis is fine (the integration tier saw exactly that on a loaded
+ * machine). If Redis is unreachable at boot, the service starts anyway and answers 503 while the
+ * client keeps reconnecting.
  */
 export async function createRedisClient(target: RedisTarget, logger = new Logger('redis')): Promise<RedisClient> {
   if (target.kind === 'single') {
-    return new Redis(target.url, {
+    const redis = new Redis(target.url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: CONNECT_TIMEOUT_MS,
@@ -41,6 +42,8 @@ export async function createRedisClient(target: RedisTarget, logger = new Logger
       lazyConnect: false,
       enableAutoPipelining: true,
     });
+    await firstConnection(redis, () => logger.warn({ msg: 'redis unreachable at start; retrying in the background' }));
+    return redis;
   }
   const cluster = new Cluster(target.seeds, {
     enableOfflineQueue: false,
@@ -71,21 +74,27 @@ export async function createRedisClient(target: RedisTarget, logger = new Logger
     logger.warn({ msg: 'redis cluster unavailable', error: error.message });
   });
   cluster.on('ready', () => (quietUntil = 0));
-  await new Promise<void>((resolve) => {
+  await firstConnection(cluster, () => logger.warn({ msg: 'redis cluster unreachable at start; retrying in the background' }));
+  // Its outage errors (no node answers, CLUSTERDOWN...) are dependency failures to service-kit: 503.
+  return cluster;
+}
+
+/** Resolves when the client is ready, or (calling `unreachable`) when its first attempt failed. */
+function firstConnection(client: RedisClient, unreachable: () => void): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      cluster.off('ready', done);
-      cluster.off('close', failed);
+      client.off('ready', done);
+      client.off('close', failed);
       resolve();
     };
     const failed = () => {
-      logger.warn({ msg: 'redis cluster unreachable at start; retrying in the background' });
+      unreachable();
       done();
     };
     const timer = setTimeout(failed, 3 * CONNECT_TIMEOUT_MS);
-    cluster.once('ready', done);
-    cluster.once('close', failed);
+    client.once('ready', done);
+    client.once('close', failed);
   });
-  // Its outage errors (no node answers, CLUSTERDOWN...) are dependency failures to service-kit: 503.
-  return cluster;
 }

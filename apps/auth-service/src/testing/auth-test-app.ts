@@ -50,7 +50,16 @@ export async function startAuthTestApp(env: Record<string, string> = {}): Promis
     },
     async close() {
       service.state.shuttingDown = true;
-      await service.app.close();
+      // Fastify's close waits for every open connection but idle ones. A request refused by its
+      // Content-Length (a 413) whose client stopped uploading stays open, not idle, until the
+      // client drops it (seen: over 60 s on a loaded machine). The service's own SIGTERM path
+      // bounds this with its grace period; here, two seconds, then every connection is closed.
+      const force = setTimeout(() => service.fastify.server.closeAllConnections(), 2000);
+      try {
+        await service.app.close();
+      } finally {
+        clearTimeout(force);
+      }
     },
   };
 }
