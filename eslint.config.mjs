@@ -42,6 +42,9 @@ export default [
             { sourceTag: 'layer:kit', notDependOnLibsWithTags: ['layer:bus', 'layer:guard', 'layer:resource'] },
             { sourceTag: 'layer:bus', notDependOnLibsWithTags: ['layer:guard', 'layer:resource'] },
             { sourceTag: 'layer:guard', notDependOnLibsWithTags: ['layer:resource'] },
+            // The SDK ships outside the platform: nothing of ours but the contracts, and those only
+            // for generating its types (its bundle is checked to import nothing: ADR 0026).
+            { sourceTag: 'layer:sdk', onlyDependOnLibsWithTags: ['layer:contracts'] },
             // The resource-service skeleton is for resource services; the auth service, the gateway
             // and the page need what sits below it only.
             { sourceTag: 'scope:auth', notDependOnLibsWithTags: ['layer:resource'] },

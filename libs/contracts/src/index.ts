@@ -6,5 +6,7 @@ export * from './platform';
 export * from './api';
 export * from './events/domain-events';
 export * from './openapi/openapi-document';
+export { CURL_SAMPLE_LABEL, SDK_SAMPLE_LABEL } from './openapi/code-samples';
+export type { CodeSample } from './openapi/code-samples';
 export * from './allowed-ips';
 export * from './events/audit-events';

@@ -37,6 +37,7 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { prefix: '/api/v1/settings', service: 'auth-service' },
   { prefix: '/api/v1/secret-scanning', service: 'auth-service' },
   { prefix: '/api/v1/openapi.json', service: 'auth-service' },
+  // The API reference and, below it, the scripts it loads (ADR 0027).
   { prefix: '/api/v1/docs', service: 'auth-service' },
   // RFC 8414 discovery at the base URL, where OAuth client libraries look for it.
   { prefix: '/.well-known/oauth-authorization-server', service: 'auth-service' },

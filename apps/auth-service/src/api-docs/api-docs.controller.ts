@@ -1,18 +1,21 @@
-import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { Controller, Get, Header, Headers, Inject, Param, Res } from '@nestjs/common';
 import { buildOpenApiDocument } from '@invoicing/contracts';
+import { ProblemException } from '@invoicing/service-kit';
+import type { FastifyReply } from 'fastify';
 import { AUTH_CONFIG, AuthConfig } from '../config/config';
-import { renderApiDocs } from './render-api-docs';
+import { buildDocsSite, DocsSite, DOCS_CSP, readRedocBundle } from './docs-site';
+import { respondWithAsset } from './static-asset';
 
-/** The public API's OpenAPI 3.1 document and a readable page of it (contract section 10). */
+/** The public API's OpenAPI 3.1 document and its reference page, rendered by Redoc (contract section 10, ADR 0027). */
 @Controller('api/v1')
 export class ApiDocsController {
   private readonly document: Record<string, unknown>;
-  private readonly page: string;
+  private readonly site: DocsSite;
 
   constructor(@Inject(AUTH_CONFIG) config: AuthConfig) {
     // The issuer is the public base URL, in every mode.
     this.document = buildOpenApiDocument({ serverUrl: config.JWT_ISSUER });
-    this.page = renderApiDocs(this.document);
+    this.site = buildDocsSite({ title: (this.document.info as { title: string }).title, redocBundle: readRedocBundle() });
   }
 
   @Get('openapi.json')
@@ -23,9 +26,25 @@ export class ApiDocsController {
 
   @Get('docs')
   @Header('Content-Type', 'text/html; charset=utf-8')
-  @Header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+  @Header('Content-Security-Policy', DOCS_CSP)
+  @Header('X-Content-Type-Options', 'nosniff')
+  @Header('Referrer-Policy', 'no-referrer')
   @Header('Cache-Control', 'public, max-age=300')
   docs(): string {
-    return this.page;
+    return this.site.page;
+  }
+
+  /** Redoc's bundle and the init script, under names that change with their content. */
+  @Get('docs/:asset')
+  asset(
+    @Param('asset') name: string,
+    @Headers('accept-encoding') acceptEncoding: string | undefined,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res() reply: FastifyReply,
+  ): void {
+    const asset = this.site.assets.get(name);
+    if (!asset) throw new ProblemException(404, 'No such file in the API reference.');
+    const response = respondWithAsset(asset, { acceptEncoding, ifNoneMatch });
+    void reply.code(response.status).headers(response.headers).send(response.body);
   }
 }

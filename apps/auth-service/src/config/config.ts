@@ -13,6 +13,7 @@ import {
 } from '@invoicing/service-kit';
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
+import { ACCESS_TOKEN_TTL_SECONDS } from '@invoicing/contracts';
 import { redisUrlProblem } from './redis-url';
 
 /**
@@ -44,6 +45,13 @@ const schema = baseEnvSchema
      * evicted (its refresh token stops working). Bounds Redis memory per key (ADR 0014).
      */
     AUTH_MAX_SESSIONS_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
+    /**
+     * Lifetime of the access tokens issued (`expires_in`, `exp - iat`): 3600 as the contract says.
+     * Shorter only: every resource service keeps a revocation, and replays the topic, for the
+     * longest lifetime (3600 s), so a longer one would outlive its revocation. Tests of the clients'
+     * token lifecycle (the SDK across an expiry) set a few seconds.
+     */
+    ACCESS_TOKEN_LIFETIME_SECONDS: z.coerce.number().int().min(1).max(ACCESS_TOKEN_TTL_SECONDS).default(ACCESS_TOKEN_TTL_SECONDS),
     /**
      * Failed client authentications within the window (ADR 0022): past the first two limits the
      * token endpoints answer 429 to that client at that address, or to that address; the third only

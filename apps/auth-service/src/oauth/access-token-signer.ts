@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ACCESS_TOKEN_ALG, ACCESS_TOKEN_TTL_SECONDS, ACCESS_TOKEN_TYP, AccessTokenClaims, newId } from '@invoicing/contracts';
+import { ACCESS_TOKEN_ALG, ACCESS_TOKEN_TYP, AccessTokenClaims, newId } from '@invoicing/contracts';
 import { createSigner } from 'fast-jwt';
 import { AUTH_CONFIG, AuthConfig } from '../config/config';
 
@@ -30,7 +30,8 @@ export class AccessTokenSigner {
     const iat = Math.floor(nowMs / 1000);
     // RFC 6749 section 5.1: expires_in says the token's actual lifetime, shorter for a key that
     // expires within the hour.
-    const exp = subject.notAfterMs ? Math.max(iat + 1, Math.min(iat + ACCESS_TOKEN_TTL_SECONDS, Math.floor(subject.notAfterMs / 1000))) : iat + ACCESS_TOKEN_TTL_SECONDS;
+    const lifetime = this.config.ACCESS_TOKEN_LIFETIME_SECONDS;
+    const exp = subject.notAfterMs ? Math.max(iat + 1, Math.min(iat + lifetime, Math.floor(subject.notAfterMs / 1000))) : iat + lifetime;
     const claims: AccessTokenClaims = {
       iss: this.config.JWT_ISSUER,
       aud: this.config.JWT_AUDIENCE,

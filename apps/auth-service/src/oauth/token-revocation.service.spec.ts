@@ -19,6 +19,7 @@ const config = {
   keyRing: parseKeyRing(DEV_JWT_KEYS),
   JWT_ISSUER: 'http://localhost:8080',
   JWT_AUDIENCE: 'invoicing-api',
+  ACCESS_TOKEN_LIFETIME_SECONDS: 3600,
 } as AuthConfig;
 
 function setup() {

@@ -28,6 +28,14 @@ describe(matchRoute.name, () => {
     expect(matchRoute(platform, '/.well-known/openid-configuration')).toBeUndefined();
   });
 
+  it('sends the API reference, its scripts and the OpenAPI document to the auth service (ADR 0027)', () => {
+    const platform = resolveRoutes(GATEWAY_ROUTES, upstreams);
+    for (const path of ['/api/v1/docs', '/api/v1/docs/redoc.standalone.0123456789abcdef.js', '/api/v1/docs/redoc-init.0123456789abcdef.js', '/api/v1/openapi.json']) {
+      expect({ path, service: matchRoute(platform, path)?.service }).toEqual({ path, service: 'auth-service' });
+    }
+    expect(matchRoute(platform, '/api/v1/docsX')).toBeUndefined();
+  });
+
   const routes = resolveRoutes(
     [
       { prefix: '/api/v1/invoices', service: 'invoice-service' },

@@ -1,6 +1,7 @@
 import * as api from '../api';
 import { AUDIT_EVENT_TYPES } from '../events/audit-events';
 import { ALL_SCOPES, RESOURCES, Resource } from '../scopes';
+import { codeSamples } from './code-samples';
 
 /**
  * The OpenAPI 3.1 document of the whole public API, generated from the same JSON Schemas the
@@ -286,7 +287,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
       post: {
         tags: [resource],
         operationId: `create${noun[0].toUpperCase()}${noun.slice(1)}`,
-        summary: `Create a ${noun}`,
+        summary: `Create ${article(noun)} ${noun}`,
         security: [{ bearer: [`write:${resource}`] }],
         parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Replays the first response for 24 hours; another body is 422; in flight is 409.' }],
         requestBody: { required: true, content: { 'application/json': { schema: ref(create) } } },
@@ -324,12 +325,21 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
       get: {
         tags: [resource],
         operationId: `get${noun[0].toUpperCase()}${noun.slice(1)}`,
-        summary: `Get a ${noun}`,
+        summary: `Get ${article(noun)} ${noun}`,
         security: [{ bearer: [`read:${resource}`] }],
         parameters: [{ name: 'id', in: 'path', required: true, schema: api.idOf(RESOURCE_PREFIX[resource]) }],
         responses: { 200: { description: 'The object', content: { 'application/json': { schema: objectRef } } }, 404: problemResponse('Absent, or another organization\'s'), ...common },
       },
     };
+  }
+
+  // Request examples (curl, and the SDK where it has a call), shown by the reference page (ADR 0027).
+  const samples = codeSamples(options.serverUrl);
+  for (const operations of Object.values(paths) as Array<Record<string, Record<string, unknown>>>) {
+    for (const operation of Object.values(operations)) {
+      const forOperation = samples[operation.operationId as string];
+      if (forOperation) operation['x-codeSamples'] = forOperation;
+    }
   }
 
   return {
@@ -364,5 +374,8 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
     },
   };
 }
+
+/** "an invoice", "a client". */
+const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
 
 const RESOURCE_PREFIX: Record<Resource, string> = { invoices: 'inv', clients: 'cli', payments: 'pay', products: 'prd', expenses: 'exp' };

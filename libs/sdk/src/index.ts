@@ -1,0 +1,47 @@
+/**
+ * @invoicing/sdk: the official TypeScript client of the invoicing platform's public API. It
+ * handles the token lifecycle (single-use refresh tokens, presented at most once), retries,
+ * idempotent creates and pagination. Runs on Node 18+ and in browsers (for proxies and trusted
+ * contexts only: a Secret Key must never ship in a browser bundle).
+ */
+export { Invoicing } from './invoicing';
+export type { InvoicingOptions } from './options';
+export type { Resource } from './resource';
+export type { StoredTokens, TokenStore } from './token-store';
+export { MemoryTokenStore } from './token-store';
+export type { FetchLike } from './transport';
+export { InvoicingApiError, InvoicingConnectionError, InvoicingError, InvoicingOAuthError } from './errors';
+export type { FieldError } from './errors';
+export { VERSION } from './version';
+export type {
+  Client,
+  ClientList,
+  ClientListQuery,
+  CreateClientRequest,
+  CreateExpenseRequest,
+  CreateInvoiceRequest,
+  CreateOptions,
+  CreatePaymentRequest,
+  CreateProductRequest,
+  Expense,
+  ExpenseList,
+  ExpenseListQuery,
+  Invoice,
+  InvoiceLineItem,
+  InvoiceList,
+  InvoiceListQuery,
+  InvoiceStatus,
+  ListPage,
+  Payment,
+  PaymentList,
+  PaymentListQuery,
+  PaymentMethod,
+  Problem,
+  Product,
+  ProductList,
+  ProductListQuery,
+  ResourceName,
+  ResourceOperations,
+  ResourceOperationsByName,
+  TokenResponse,
+} from './types';

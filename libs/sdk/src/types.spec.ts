@@ -1,0 +1,42 @@
+/**
+ * Type-level checks: the friendly aliases and what the resources take and answer are exactly the
+ * generated schema types. They fail under `tsc -p libs/sdk/tsconfig.spec.json` (the typecheck
+ * target), not under Jest, which strips types.
+ */
+import type { components, operations } from './generated/openapi';
+import type { Invoicing } from './invoicing';
+import type * as sdk from './types';
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Expect<T extends true> = T;
+type Schemas = components['schemas'];
+type Returned<F> = F extends (...args: never[]) => Promise<infer R> ? R : never;
+type Iterated<F> = F extends (...args: never[]) => AsyncIterable<infer R> ? R : never;
+
+export type Checks = [
+  Expect<Equal<sdk.Invoice, Schemas['Invoice']>>,
+  Expect<Equal<sdk.CreateInvoiceRequest, Schemas['CreateInvoiceRequest']>>,
+  Expect<Equal<sdk.InvoiceListQuery, NonNullable<operations['listInvoices']['parameters']['query']>>>,
+  Expect<Equal<sdk.Client, Schemas['Client']>>,
+  Expect<Equal<sdk.CreateClientRequest, Schemas['CreateClientRequest']>>,
+  Expect<Equal<sdk.Payment, Schemas['Payment']>>,
+  Expect<Equal<sdk.CreatePaymentRequest, Schemas['CreatePaymentRequest']>>,
+  Expect<Equal<sdk.PaymentListQuery, NonNullable<operations['listPayments']['parameters']['query']>>>,
+  Expect<Equal<sdk.Product, Schemas['Product']>>,
+  Expect<Equal<sdk.CreateProductRequest, Schemas['CreateProductRequest']>>,
+  Expect<Equal<sdk.Expense, Schemas['Expense']>>,
+  Expect<Equal<sdk.CreateExpenseRequest, Schemas['CreateExpenseRequest']>>,
+  Expect<Equal<sdk.InvoiceList, sdk.ListPage<sdk.Invoice>>>,
+  Expect<Equal<Returned<Invoicing['invoices']['create']>, Schemas['Invoice']>>,
+  Expect<Equal<Returned<Invoicing['invoices']['get']>, Schemas['Invoice']>>,
+  Expect<Equal<Returned<Invoicing['payments']['listPage']>, sdk.ListPage<Schemas['Payment']>>>,
+  Expect<Equal<Iterated<Invoicing['expenses']['list']>, Schemas['Expense']>>,
+  Expect<Equal<Parameters<Invoicing['clients']['create']>[0], Schemas['CreateClientRequest']>>,
+];
+
+describe('types', () => {
+  it('are checked by the compiler (see the Checks tuple)', () => {
+    const checked: Checks['length'] = 18;
+    expect(checked).toBe(18);
+  });
+});
