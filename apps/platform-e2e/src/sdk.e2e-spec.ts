@@ -11,7 +11,7 @@ import { ROOT, sleep } from './support/processes';
 import { readRevocations } from './support/topic-reader';
 
 /**
- * The SDK (libs/sdk) against the real platform (issue 23): its token lifecycle across real
+ * The SDK (libs/sdk, ADR 0026) against the real platform: its token lifecycle across real
  * access-token expiries with 0 failures and 0 refresh-token reuse events on Kafka, a create retried
  * after a lost response making exactly one object, and a real 429 storm (the services' per-key rate
  * limit) ridden out. The auth service issues 3-second access tokens here (ACCESS_TOKEN_LIFETIME_SECONDS).
@@ -34,6 +34,7 @@ const PORTS = {
   gateway: 4159,
 } as const;
 const LIFETIME_SECONDS = 3;
+const RATE = 50;
 const SCOPES = 'read:clients,write:clients';
 
 let platform: Platform;
@@ -44,7 +45,9 @@ beforeAll(async () => {
     label: 'sdk',
     ports: PORTS,
     start: ['auth-service', 'client-service', 'gateway'],
-    env: { ACCESS_TOKEN_LIFETIME_SECONDS: String(LIFETIME_SECONDS) },
+    // A per-key rate of 50 a second (burst 50) at the client service: the trial stays under it (10
+    // calls every 350 ms), the storm is three times the burst however slowly its calls arrive.
+    env: { ACCESS_TOKEN_LIFETIME_SECONDS: String(LIFETIME_SECONDS), RATE_LIMIT_PER_SECOND: String(RATE), RATE_LIMIT_BURST: String(RATE) },
   });
   BASE = platform.baseUrl;
 });
@@ -203,13 +206,15 @@ describe('the SDK against the real platform', () => {
     const log: Sent[] = [];
     const api = client(key, log);
     const created = await api.clients.create({ name: 'Hooli', currency: 'EUR' });
-    // 400 at once: twice the per-key burst of the client service (200, refilled at 100 a second).
+    // 150 at once: three times the per-key burst (50, refilled at 50 a second). About 100 are
+    // answered 429 with Retry-After: 1, then 50 of them again; the SDK's default 3 retries suffice.
     const startedAt = Date.now();
-    const outcomes = await Promise.allSettled(Array.from({ length: 400 }, () => api.clients.get(created.id)));
+    const outcomes = await Promise.allSettled(Array.from({ length: 3 * RATE }, () => api.clients.get(created.id)));
     const failures = outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason));
     const limited = log.filter((s) => s.status === 429).length;
-    console.log(`e2e: sdk 429 storm: 400 calls in ${Date.now() - startedAt} ms, ${limited} answered 429 and retried, ${failures.length} failures`);
-    expect(limited).toBeGreaterThanOrEqual(100);
+    console.log(`e2e: sdk 429 storm: ${3 * RATE} calls in ${Date.now() - startedAt} ms, ${limited} answered 429 and retried, ${failures.length} failures`);
+    // Fewer only if the calls took over a second to arrive (the bucket refills meanwhile).
+    expect(limited).toBeGreaterThanOrEqual(RATE);
     expect(failures).toEqual([]);
   });
 });

@@ -108,7 +108,8 @@ export class InvoicingConnectionError extends InvoicingError {
   readonly timedOut: boolean;
 
   constructor(message: string, options: { cause?: unknown; timedOut?: boolean }) {
-    super(message, { cause: options.cause });
+    // No `cause` property at all when none is given (the token endpoints withhold theirs).
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
     this.name = 'InvoicingConnectionError';
     this.timedOut = options.timedOut ?? false;
   }

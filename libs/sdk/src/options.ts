@@ -7,7 +7,10 @@ import { VERSION } from './version';
 
 /** Options of `new Invoicing(...)`. */
 export interface InvoicingOptions {
-  /** The platform's base URL, e.g. `https://api.example.com` (the `/api/v1` paths go under it). */
+  /**
+   * The platform's base URL, e.g. `https://api.example.com` (the `/api/v1` paths go under it):
+   * https, without credentials, query or fragment; http only to localhost, 127.0.0.0/8 or [::1].
+   */
   baseUrl: string;
   /** The API key's Client ID (`ak_live_...`). */
   clientId: string;
@@ -21,9 +24,9 @@ export interface InvoicingOptions {
   fetch?: FetchLike;
   /** Retries after the first attempt of a call (429, 503, in-flight 409, lost answers where safe). Default 3. */
   maxRetries?: number;
-  /** No retry wait may end later than this many ms after a call's first attempt. Default 30000. */
+  /** No retry wait may end later than this many ms after a call's first attempt. Default 30000, at most 2^31-1. */
   maxRetryTimeMs?: number;
-  /** Per attempt, through an AbortSignal. Default 30000. */
+  /** Per attempt, through an AbortSignal. Default 30000, at most 2^31-1 (what a timer can wait). */
   timeoutMs?: number;
   /** Renew when less than min(this, 10 % of the token's lifetime) is left. Default 60. */
   refreshAheadSeconds?: number;
@@ -53,10 +56,16 @@ export interface ResolvedOptions {
 
 export const DEFAULT_USER_AGENT = `invoicing-sdk-typescript/${VERSION}`;
 
+/**
+ * The longest wait a timer can do (2^31-1 ms, about 24.8 days): `setTimeout` fires a longer one
+ * after 1 ms, which would end every attempt at once or turn a long retry wait into none.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Checks the options and applies the defaults. Messages name the option, never its value. */
 export function resolveOptions(options: InvoicingOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new InvoicingError('new Invoicing(options): options are required');
-  const baseUrl = requiredString(options.baseUrl, 'baseUrl').replace(/\/+$/, '');
+  const baseUrl = checkedBaseUrl(requiredString(options.baseUrl, 'baseUrl')).replace(/\/+$/, '');
   const fetchImpl = options.fetch ?? globalFetch();
   return {
     baseUrl,
@@ -67,15 +76,40 @@ export function resolveOptions(options: InvoicingOptions): ResolvedOptions {
     fetch: fetchImpl,
     limits: {
       maxRetries: Math.floor(count(options.maxRetries, 3, 'maxRetries')),
-      maxRetryTimeMs: count(options.maxRetryTimeMs, 30_000, 'maxRetryTimeMs'),
+      // No wait may end past it, so no wait is longer than a timer can do.
+      maxRetryTimeMs: Math.min(count(options.maxRetryTimeMs, 30_000, 'maxRetryTimeMs'), MAX_TIMER_MS),
     },
-    timeoutMs: positive(options.timeoutMs, 30_000, 'timeoutMs'),
+    timeoutMs: Math.min(positive(options.timeoutMs, 30_000, 'timeoutMs'), MAX_TIMER_MS),
     refreshAheadMs: count(options.refreshAheadSeconds, 60, 'refreshAheadSeconds') * 1000,
     now: options.now ?? (() => Date.now()),
-    sleep: options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+    sleep: options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(ms, MAX_TIMER_MS)))),
     // Browsers refuse or ignore a script's User-Agent; setting it there only risks a CORS preflight failure.
     userAgent: isBrowser() ? undefined : options.userAgent ?? DEFAULT_USER_AGENT,
   };
+}
+
+/**
+ * `value` when it is an https URL, or an http one to a loopback host (the local stack), with no
+ * credentials, query or fragment: over plain http to anywhere else the client secret and every
+ * token would cross the network in clear. The message never repeats the value.
+ */
+function checkedBaseUrl(value: string): string {
+  const refuse = () =>
+    new InvoicingError(
+      'new Invoicing(options): baseUrl must be an https URL without credentials, query or fragment (http only to localhost, 127.0.0.0/8 or [::1])',
+    );
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw refuse();
+  }
+  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(url.hostname);
+  const schemeOk = url.protocol === 'https:' || (url.protocol === 'http:' && loopback);
+  if (!schemeOk || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || value.includes('?') || value.includes('#')) {
+    throw refuse();
+  }
+  return value.trim();
 }
 
 function isBrowser(): boolean {

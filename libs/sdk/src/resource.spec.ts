@@ -72,6 +72,38 @@ describe('Resource', () => {
     await expect(api.invoices.get('')).rejects.toBeInstanceOf(InvoicingError);
   });
 
+  it.each(['', ' x', 'a\nb', 'ключ', 'x'.repeat(256), 42])('refuses the Idempotency-Key %j at once, sending nothing', async (key) => {
+    const { api, server } = testClient();
+    server.on('POST', INVOICES, () => json(201, invoice(1)));
+
+    const error = await api.invoices.create({ client_id: 'cli_1', currency: 'EUR', line_items: [] }, { idempotencyKey: key as string }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(InvoicingError);
+    expect((error as Error).message).toContain('idempotencyKey must be 1 to 255 visible ASCII characters');
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('accepts an Idempotency-Key of 255 visible ASCII characters', async () => {
+    const { api, server } = testClient();
+    server.on('POST', INVOICES, () => json(201, invoice(1)));
+    const key = '!~'.repeat(127) + 'k';
+
+    await api.invoices.create({ client_id: 'cli_1', currency: 'EUR', line_items: [] }, { idempotencyKey: key });
+
+    expect(server.calls('POST', INVOICES)[0].headers['idempotency-key']).toBe(key);
+  });
+
+  it.each(['.', '..'])('refuses the id %j, which would reach another endpoint, sending nothing', async (id) => {
+    const { api, server } = testClient();
+    server.on('GET', '/api/v1', () => json(200, { secret: 'another endpoint' }));
+
+    const error = await api.invoices.get(id).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(InvoicingError);
+    expect((error as Error).message).toContain('get needs an id');
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('fetches one page with the query given, leaving out undefined values', async () => {
     const { api, server } = testClient();
     server.on('GET', INVOICES, () => json(200, { object: 'list', data: [invoice(1)], has_more: true }));
@@ -131,6 +163,60 @@ describe('Resource', () => {
       for await (const _ of api.invoices.list()) void _;
     };
     await expect(loop()).rejects.toThrow('has_more: true without an object id');
+    expect(server.calls('GET', INVOICES)).toHaveLength(1);
+  });
+
+  /** Runs `list()` to its end, or until it has yielded `max` objects (a loop that never ends). */
+  async function drain(iterable: AsyncIterable<unknown>, max = 50): Promise<{ yielded: number; error?: unknown }> {
+    let yielded = 0;
+    try {
+      for await (const _ of iterable) {
+        void _;
+        if (++yielded >= max) return { yielded };
+      }
+      return { yielded };
+    } catch (error) {
+      return { yielded, error };
+    }
+  }
+
+  it('refuses a page that continues after a cursor already used (a server ignoring starting_after) instead of looping', async () => {
+    const { api, server } = testClient();
+    server.on('GET', INVOICES, () => json(200, { object: 'list', data: [invoice(1), invoice(2)], has_more: true }));
+
+    const { yielded, error } = await drain(api.invoices.list());
+
+    expect(error).toBeInstanceOf(InvoicingError);
+    expect((error as Error).message).toContain('the same cursor again');
+    expect(yielded).toBe(4);
+    expect(server.calls('GET', INVOICES)).toHaveLength(2);
+  });
+
+  it('counts the starting_after given as a cursor used', async () => {
+    const { api, server } = testClient();
+    server.on('GET', INVOICES, () => json(200, { object: 'list', data: [invoice(1)], has_more: true }));
+
+    const { yielded, error } = await drain(api.invoices.list({ starting_after: invoice(1).id }));
+
+    expect(error).toBeInstanceOf(InvoicingError);
+    expect(yielded).toBe(1);
+    expect(server.calls('GET', INVOICES)).toHaveLength(1);
+  });
+
+  it.each([
+    ['an empty body', ''],
+    ['no data', '{"object":"list","has_more":true}'],
+    ['data that is not an array', '{"object":"list","data":{"id":"inv_1"},"has_more":false}'],
+    ['has_more that is not a boolean', '{"object":"list","data":[{"id":"inv_1"}],"has_more":"false"}'],
+  ])('refuses a page with %s with an InvoicingError', async (_name, text) => {
+    const { api, server } = testClient();
+    server.once('GET', INVOICES, () => new Response(text, { status: 200, headers: { 'content-type': 'application/json' } }));
+    server.on('GET', INVOICES, () => json(200, { object: 'list', data: [], has_more: false }));
+
+    const { error } = await drain(api.invoices.list());
+
+    expect(error).toBeInstanceOf(InvoicingError);
+    expect((error as Error).message).toContain('answered a page that is not a list');
     expect(server.calls('GET', INVOICES)).toHaveLength(1);
   });
 

@@ -9,6 +9,9 @@ const READ_RETRY: CallRetryTraits = { retries: true, safeToRepeat: true, idempot
 /** Creates are too, because every attempt carries the same Idempotency-Key. */
 const CREATE_RETRY: CallRetryTraits = { retries: true, safeToRepeat: true, idempotencyKey: true };
 
+/** What the platform accepts as an Idempotency-Key, and what a header can carry: 1 to 255 visible ASCII characters. */
+const IDEMPOTENCY_KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+
 /**
  * One resource of the API (`/api/v1/<name>`): create, get, and list one page or every page.
  * Typed by the resource's generated operations, so its bodies, queries and objects follow the
@@ -32,6 +35,11 @@ export class Resource<Ops extends ResourceOperations> {
    */
   create(body: CreateBody<Ops>, options: CreateOptions = {}): Promise<Created<Ops>> {
     const idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
+    if (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_SHAPE.test(idempotencyKey)) {
+      // Before anything is sent: a key the server refuses, or a header the runtime refuses (its
+      // error would then be taken for a network failure and retried). The key is not repeated.
+      return Promise.reject(new InvoicingError(`POST ${this.#path}: idempotencyKey must be 1 to 255 visible ASCII characters (no spaces)`));
+    }
     return this.#transport.call<Created<Ops>>({
       method: 'POST',
       path: this.#path,
@@ -45,8 +53,10 @@ export class Resource<Ops extends ResourceOperations> {
 
   /** Fetches one object by id (`GET /api/v1/<name>/{id}`); another organization's id is a 404. */
   get(id: string): Promise<Fetched<Ops>> {
-    if (typeof id !== 'string' || id === '') {
-      return Promise.reject(new InvoicingError(`${this.#path}: get needs a non-empty id`));
+    // `.` and `..` are path segments of their own, escaped or not: `/invoices/..` is `/api/v1`.
+    // Anything else, `/` included, is escaped into one segment below.
+    if (typeof id !== 'string' || id === '' || id === '.' || id === '..') {
+      return Promise.reject(new InvoicingError(`${this.#path}: get needs an id (non-empty, neither '.' nor '..')`));
     }
     return this.#transport.call<Fetched<Ops>>({
       method: 'GET',
@@ -75,17 +85,32 @@ export class Resource<Ops extends ResourceOperations> {
    * large, and still have more after it.
    */
   async *list(query?: ListQuery<Ops>): AsyncIterableIterator<Listed<Ops>> {
-    let pageQuery: object = { ...(query as object | undefined) };
+    let pageQuery: Record<string, unknown> = { ...(query as object | undefined) };
+    // Every cursor asked with, the caller's included: one coming round again means the server (or
+    // a cache in front of it) ignored starting_after, and following it would loop for ever.
+    const cursors = new Set<unknown>();
+    if (pageQuery['starting_after'] !== undefined && pageQuery['starting_after'] !== null) cursors.add(pageQuery['starting_after']);
     for (;;) {
-      const page = (await this.listPage(pageQuery as ListQuery<Ops>)) as { data: Array<Listed<Ops>>; has_more: boolean };
-      yield* page.data;
+      const page: unknown = await this.listPage(pageQuery as ListQuery<Ops>);
+      if (!isListPage(page)) throw new InvoicingError(`GET ${this.#path} answered a page that is not a list (data an array, has_more a boolean)`);
+      yield* page.data as Array<Listed<Ops>>;
       if (!page.has_more) return;
       const last = page.data[page.data.length - 1] as { id?: unknown } | undefined;
       if (typeof last?.id !== 'string') {
         // has_more with nothing to continue after would ask for the same page for ever.
         throw new InvoicingError(`GET ${this.#path} answered has_more: true without an object id to continue after`);
       }
+      if (cursors.has(last.id)) {
+        throw new InvoicingError(`GET ${this.#path} answered has_more: true with the same cursor again (starting_after ignored?); stopping rather than looping`);
+      }
+      cursors.add(last.id);
       pageQuery = { ...pageQuery, starting_after: last.id };
     }
   }
+}
+
+function isListPage(value: unknown): value is { data: unknown[]; has_more: boolean } {
+  if (typeof value !== 'object' || value === null) return false;
+  const page = value as { data?: unknown; has_more?: unknown };
+  return Array.isArray(page.data) && typeof page.has_more === 'boolean';
 }

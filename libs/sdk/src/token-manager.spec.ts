@@ -1,4 +1,5 @@
-import { InvoicingApiError, InvoicingConnectionError, InvoicingOAuthError } from './errors';
+import { inspect } from 'node:util';
+import { InvoicingApiError, InvoicingConnectionError, InvoicingError, InvoicingOAuthError } from './errors';
 import { FakeApi, FakeClock, invalidToken, json, networkError, oauthError, problem, REFRESH, TOKEN } from './testing/fake-api';
 import { CLIENT_ID, CLIENT_SECRET, testClient } from './testing/test-client';
 import type { StoredTokens, TokenStore } from './token-store';
@@ -329,6 +330,29 @@ describe('TokenManager', () => {
       ]);
       expect(server.reuseDetected).toBe(false);
     });
+
+    it('treats a refresh answer carrying back the refresh token it was given as a failure: never stored, an exchange instead', async () => {
+      const store = new RecordingStore();
+      const { api, server, clock } = testClient({ tokenStore: store });
+      listRoute(server);
+      await api.invoices.listPage();
+      clock.advance(HOUR);
+      server.once('POST', REFRESH, (request) => {
+        void server.refresh(request); // the server spends it...
+        // ...and a broken proxy or server answers with the presented token as the "new" one.
+        return json(200, { access_token: 'at_echo', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_live_1', scope: 's' });
+      });
+
+      await api.invoices.listPage();
+      clock.advance(HOUR);
+      await api.invoices.listPage();
+
+      expect(store.writes.filter((w) => w?.refreshToken === 'rt_live_1')).toHaveLength(1); // the first exchange's, only
+      expect(server.requests.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual([TOKEN, REFRESH, TOKEN, REFRESH]);
+      expect(server.presentedRefreshTokens()).toEqual(['rt_live_1', 'rt_live_3']);
+      expect(bearerOf(server, 1)).toBe('Bearer at_3');
+      expect(server.reuseDetected).toBe(false);
+    });
   });
 
   describe('a refused access token (401)', () => {
@@ -433,6 +457,36 @@ describe('TokenManager', () => {
       expect(store.writes.map((w) => w?.accessToken ?? null)).toEqual(['at_1', null, 'at_2']);
       expect(server.presentedRefreshTokens()).toEqual([]);
     });
+
+    it('after the exchange for a refused token failed, later 401s with that token get that failure, not another exchange', async () => {
+      const { api, server } = testClient();
+      listRoute(server);
+      await api.invoices.listPage();
+      server.revokedAccessTokens.add('at_1');
+      server.once('POST', TOKEN, () => oauthError(400, 'invalid_request'));
+      // A call sent with at_1 whose 401 only arrives after the storm's exchange has failed.
+      let answerLateCall: () => void = () => undefined;
+      const lateAnswered = new Promise<void>((resolve) => (answerLateCall = resolve));
+      server.once('GET', INVOICES, async () => {
+        await lateAnswered;
+        return invalidToken();
+      });
+      const late = api.invoices.listPage().catch((e: unknown) => e);
+
+      const storm = await Promise.allSettled(Array.from({ length: 20 }, () => api.invoices.listPage()));
+      answerLateCall();
+      const lateError = await late;
+
+      expect(storm.map((r) => r.status)).toEqual(Array(20).fill('rejected'));
+      for (const r of storm) expect((r as PromiseRejectedResult).reason).toMatchObject({ status: 400, error: 'invalid_request' });
+      expect(lateError).toBeInstanceOf(InvoicingOAuthError);
+      expect(lateError).toMatchObject({ status: 400, error: 'invalid_request' });
+      expect(server.calls('POST', TOKEN)).toHaveLength(2);
+
+      // A new call is not an answer to the old refusal: it gets a token of its own.
+      await expect(api.invoices.listPage()).resolves.toMatchObject({ token: 'Bearer at_2' });
+      expect(server.calls('POST', TOKEN)).toHaveLength(3);
+    });
   });
 
   describe('a TokenStore', () => {
@@ -519,6 +573,148 @@ describe('TokenManager', () => {
       expect(server.reuseDetected).toBe(false);
     });
 
+    describe('whose lock settles before the renewal it was given has', () => {
+      /**
+       * Two instances sharing a store whose `get` answers after a real timer (a network store) and
+       * whose `lock` behaves until `misbehave` is armed, then renewing together.
+       */
+      async function renewTogether(misbehave: <T>(fn: () => Promise<T>) => Promise<T>) {
+        const clock = new FakeClock();
+        const server = new FakeApi();
+        listRoute(server);
+        const inner = new MemoryTokenStore();
+        let armed = false;
+        const store: TokenStore = {
+          get: async () => {
+            const tokens = inner.get();
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            return tokens;
+          },
+          set: (tokens) => inner.set(tokens),
+          lock: <T>(fn: () => Promise<T>) => (armed ? misbehave(fn) : fn()),
+        };
+        const a = testClient({ tokenStore: store }, server, clock).api;
+        const b = testClient({ tokenStore: store }, server, clock).api;
+        await a.invoices.listPage();
+        armed = true;
+        clock.advance(HOUR);
+        const results = await Promise.allSettled([a.invoices.listPage(), b.invoices.listPage(), a.invoices.listPage()]);
+        await new Promise((resolve) => setTimeout(resolve, 50)); // whatever still runs behind the callers' backs
+        return { server, results };
+      }
+
+      it.each([
+        [
+          'rejected (a lease that expired mid-renewal)',
+          async <T>(fn: () => Promise<T>): Promise<T> => {
+            void fn();
+            throw new Error('lease expired');
+          },
+        ],
+        [
+          'resolved at once (a lock that forgot `return fn()`)',
+          async <T>(fn: () => Promise<T>): Promise<T> => {
+            void fn();
+            return undefined as T;
+          },
+        ],
+      ])('%s: the next renewal waits for the running one; callers get its tokens', async (_name, misbehave) => {
+        const { server, results } = await renewTogether(misbehave);
+
+        expect(server.presentedRefreshTokens()).toEqual(['rt_live_1']);
+        expect(server.reuseDetected).toBe(false);
+        expect(server.calls('POST', TOKEN)).toHaveLength(1);
+        expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+        expect(server.calls('GET', INVOICES).slice(1).map((r) => r.headers['authorization'])).toEqual(['Bearer at_2', 'Bearer at_2', 'Bearer at_2']);
+      });
+
+      it('never called the renewal: an InvoicingError, and nothing sent', async () => {
+        const store: TokenStore = { get: () => null, set: () => undefined, lock: async <T>() => undefined as T };
+        const { api, server } = testClient({ tokenStore: store });
+        listRoute(server);
+
+        const error = await api.invoices.listPage().catch((e: unknown) => e);
+
+        expect(error).toBeInstanceOf(InvoicingError);
+        expect((error as Error).message).toMatch(/lock/);
+        expect(server.requests).toHaveLength(0);
+      });
+
+      it('called the renewal only after settling: it does not run then', async () => {
+        let late: Promise<unknown> | undefined;
+        const store: TokenStore = {
+          get: () => null,
+          set: () => undefined,
+          lock: async <T>(fn: () => Promise<T>) => {
+            setTimeout(() => (late = fn().catch((e: unknown) => e)), 0);
+            return undefined as T;
+          },
+        };
+        const { api, server } = testClient({ tokenStore: store });
+        listRoute(server);
+
+        await expect(api.invoices.listPage()).rejects.toBeInstanceOf(InvoicingError);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+
+        await expect(late).resolves.toBeInstanceOf(InvoicingError);
+        expect(server.requests).toHaveLength(0);
+      });
+    });
+
+    it('with a lock that calls its function twice: one renewal', async () => {
+      const inner = new MemoryTokenStore();
+      const store: TokenStore = {
+        get: () => inner.get(),
+        set: (tokens) => inner.set(tokens),
+        lock: async <T>(fn: () => Promise<T>) => {
+          void fn();
+          return fn();
+        },
+      };
+      const { api, server } = testClient({ tokenStore: store });
+      listRoute(server);
+
+      await api.invoices.listPage();
+
+      expect(server.calls('POST', TOKEN)).toHaveLength(1);
+    });
+
+    it('ignores tokens another API key stored (two keys sharing one store): never refreshes or sends them', async () => {
+      const clock = new FakeClock();
+      const server = new FakeApi();
+      listRoute(server);
+      const store = new MemoryTokenStore();
+      const mine = testClient({ tokenStore: store }, server, clock).api;
+      const other = testClient({ tokenStore: store, clientId: 'ak_live_other' }, server, clock).api;
+
+      await mine.invoices.listPage(); // stores at_1 / rt_live_1, the key ak_live_client's
+      await other.invoices.listPage();
+      expect(store.get()).toMatchObject({ accessToken: 'at_2', refreshToken: 'rt_live_2', clientId: 'ak_live_other' });
+      clock.advance(HOUR);
+      await mine.invoices.listPage();
+
+      expect(server.calls('GET', INVOICES).map((r) => r.headers['authorization'])).toEqual(['Bearer at_1', 'Bearer at_2', 'Bearer at_3']);
+      expect(server.presentedRefreshTokens()).toEqual([]);
+      expect(server.calls('POST', TOKEN).map((r) => (r.body as { client_id: string }).client_id)).toEqual([
+        'ak_live_client',
+        'ak_live_other',
+        'ak_live_client',
+      ]);
+    });
+
+    it('ignores a stored pair whose tokens could not be sent in a header', async () => {
+      const clock = new FakeClock();
+      const store = new MemoryTokenStore();
+      store.set({ accessToken: 'at_saved\r\nx-injected: 1', accessTokenExpiresAt: clock.now() + HOUR, refreshToken: 'rt_live_saved', scope: 's' });
+      const { api, server } = testClient({ tokenStore: store }, new FakeApi(), clock);
+      listRoute(server);
+
+      await api.invoices.listPage();
+
+      expect(server.presentedRefreshTokens()).toEqual([]);
+      expect(bearerOf(server, 0)).toBe('Bearer at_1');
+    });
+
     it('accepts an asynchronous store', async () => {
       const inner = new MemoryTokenStore();
       const store: TokenStore = { get: async () => inner.get(), set: async (t) => inner.set(t) };
@@ -526,6 +722,42 @@ describe('TokenManager', () => {
       listRoute(server);
       await api.invoices.listPage();
       expect(inner.get()).toMatchObject({ accessToken: 'at_1', refreshToken: 'rt_live_1' });
+    });
+  });
+
+  describe('errors of the token endpoints', () => {
+    it.each([
+      ['a fetch failure describing the request', () => Promise.reject(new TypeError(`could not send {"client_secret":"${CLIENT_SECRET}"}`))],
+      [
+        'a 200 whose body is not JSON',
+        () => Promise.resolve(new Response('{"access_token":"at_SECRET","refresh_token":"rt_live_SECRET" <!-- proxy -->', { status: 200 })),
+      ],
+    ])('carry no raw cause, which may quote the secret or a token (%s)', async (_name, answer) => {
+      const server = new FakeApi();
+      const { api } = testClient({ maxRetries: 0, fetch: (url, init) => (url.endsWith(TOKEN) ? answer() : server.fetch(url, init)) }, server);
+
+      const error = (await api.invoices.listPage().catch((e: unknown) => e)) as InvoicingConnectionError;
+
+      expect(error).toBeInstanceOf(InvoicingConnectionError);
+      expect(error.message).toMatch(/^POST \/api\/v1\/auth\/token got no usable answer/);
+      expect(error.cause).toBeUndefined();
+      const shown = inspect(error, { showHidden: true, depth: 10 });
+      expect(shown).not.toContain(CLIENT_SECRET);
+      expect(shown).not.toContain('SECRET');
+    });
+
+    it.each([
+      ['an access token', { access_token: 'at_1\r\nx-injected: 1' }],
+      ['an access token', { access_token: 'at 1' }],
+      ['a refresh token', { refresh_token: 'rt_live_1\n' }],
+      ['a refresh token', { refresh_token: 'rt_live_é' }],
+    ])('refuses %s a header could not carry (%j)', async (_name, change) => {
+      const { api, server } = testClient();
+      listRoute(server);
+      server.once('POST', TOKEN, () => json(200, { access_token: 'at_1', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_live_1', scope: 's', ...change }));
+
+      await expect(api.invoices.listPage()).rejects.toThrow('without a usable token pair');
+      expect(server.calls('GET', INVOICES)).toHaveLength(0);
     });
   });
 

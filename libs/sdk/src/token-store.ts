@@ -12,6 +12,12 @@ export interface StoredTokens {
   refreshToken: string | null;
   /** Granted scopes, space-separated. */
   scope: string;
+  /**
+   * The Client ID of the API key the tokens belong to; the SDK writes it and ignores a stored pair
+   * whose `clientId` differs from its own (two keys sharing one store never use each other's
+   * session). A pair without it (written by other code) is taken as the reader's own.
+   */
+  clientId?: string;
 }
 
 /**
@@ -22,14 +28,20 @@ export interface StoredTokens {
  *
  * `get` must return what the last `set` wrote (read-your-writes): a store that answers with an
  * older pair can hand out a refresh token that was already spent.
+ *
+ * Errors thrown by `get`, `set` and `lock` reach the caller as they are (not wrapped in an
+ * `InvoicingError`, and with whatever they carry): keep token values out of their messages.
  */
 export interface TokenStore {
   get(): Promise<StoredTokens | null> | StoredTokens | null;
   set(tokens: StoredTokens | null): Promise<void> | void;
   /**
    * Runs `fn` under a lock exclusive across every process sharing the store (a Redis lock, a
-   * database advisory lock, a file lock). Renewal runs inside it and re-reads the store first,
-   * since another process may have renewed already.
+   * database advisory lock, a file lock), and answers what `fn` answers: `return fn()` (or
+   * `await fn()`), holding the lock until it settles. Renewal runs inside it and re-reads the
+   * store first, since another process may have renewed already. Should `lock` settle before
+   * `fn`'s promise does (a lease that expired), the SDK still waits for `fn` before its next
+   * renewal; a `lock` that resolves without calling `fn` fails the renewal with an `InvoicingError`.
    */
   lock?<T>(fn: () => Promise<T>): Promise<T>;
 }

@@ -1,4 +1,4 @@
-import { InvoicingApiError, InvoicingConnectionError } from './errors';
+import { InvoicingApiError, InvoicingConnectionError, InvoicingError } from './errors';
 import { BACKOFF_BASE_MS } from './retry';
 import { FakeApi, FakeClock, invalidToken, json, networkError, problem, TOKEN } from './testing/fake-api';
 import { testClient } from './testing/test-client';
@@ -210,6 +210,43 @@ describe('Transport', () => {
       expect(error).toBeInstanceOf(InvoicingApiError);
       expect(error).toMatchObject({ status: 502, type: 'about:blank', title: 'HTTP 502', detail: '', requestId: 'req_proxy', errors: [] });
       expect(error.body).toBe('<html>Bad gateway</html>');
+    });
+  });
+
+  describe('bodies', () => {
+    it('sends the body as it was when the call was made, the same on every attempt, whatever the caller changes afterwards', async () => {
+      const { api, server } = testClient();
+      server.once('POST', '/api/v1/payments', () => networkError());
+      server.on('POST', '/api/v1/payments', () => json(201, { object: 'payment', id: 'pay_1' }));
+      const body = { invoice_id: 'inv_1', amount: 100, currency: 'EUR' };
+
+      const created = api.payments.create(body);
+      body.amount = 999;
+      await created;
+
+      const calls = server.calls('POST', '/api/v1/payments');
+      expect(calls.map((r) => r.body)).toEqual([
+        { invoice_id: 'inv_1', amount: 100, currency: 'EUR' },
+        { invoice_id: 'inv_1', amount: 100, currency: 'EUR' },
+      ]);
+      expect(calls[0].headers['idempotency-key']).toBe(calls[1].headers['idempotency-key']);
+    });
+
+    const circular: Record<string, unknown> = { name: 'loop' };
+    circular['self'] = circular;
+    it.each([
+      ['a BigInt', { name: 'Big', amount: 10n }],
+      ['a cycle', circular],
+    ])('refuses a body JSON cannot carry (%s) at once: no token, no request, no retry', async (_name, body) => {
+      const { api, server, clock } = testClient();
+
+      const error = await api.clients.create(body as never).catch((e: unknown) => e);
+
+      expect(error).toBeInstanceOf(InvoicingError);
+      expect(error).not.toBeInstanceOf(InvoicingConnectionError);
+      expect((error as Error).message).toMatch(/^POST \/api\/v1\/clients: the body cannot be sent as JSON/);
+      expect(server.requests).toHaveLength(0);
+      expect(clock.sleeps).toEqual([]);
     });
   });
 

@@ -1,4 +1,4 @@
-import { FieldError, InvoicingApiError, InvoicingConnectionError, InvoicingOAuthError } from './errors';
+import { FieldError, InvoicingApiError, InvoicingConnectionError, InvoicingError, InvoicingOAuthError } from './errors';
 import { AttemptFailure, CallRetryTraits, isRetryable, nextRetryDelay, parseRetryAfter, RetryLimits } from './retry';
 
 /** The subset of `fetch` the SDK uses; the global one fits, and so do most custom agents. */
@@ -39,6 +39,12 @@ export interface CallSpec {
   errors: 'problem' | 'oauth';
   /** Bearer authentication for resource calls; absent for the token endpoints. */
   auth?: AccessTokenSource;
+  /**
+   * The request or its answer carries credentials (the token endpoints): errors then get no raw
+   * `cause`, whose message may quote the body (a JSON parser's error quotes the text around the
+   * fault, a custom fetch may describe the request).
+   */
+  credentials?: boolean;
 }
 
 interface Answer {
@@ -56,6 +62,10 @@ export class Transport {
   constructor(private readonly config: TransportConfig) {}
 
   async call<T>(spec: CallSpec): Promise<T> {
+    // Once, before any token or attempt: every attempt sends these very bytes (a retry carrying
+    // the Idempotency-Key of the first must carry its body too, not what the caller changed since),
+    // and a body JSON cannot carry is the caller's mistake, not a network failure to retry.
+    const body = spec.body === undefined ? undefined : serialise(spec);
     const { now, sleep, limits, random } = this.config;
     const startedAt = now();
     let retriesSoFar = 0;
@@ -74,7 +84,7 @@ export class Transport {
       const token = spec.auth ? await spec.auth.accessToken() : undefined;
       let answer: Answer;
       try {
-        answer = await this.send(spec, token);
+        answer = await this.send(spec, token, body);
       } catch (e) {
         if (!(e instanceof InvoicingConnectionError)) throw e;
         await retryOrThrow({ kind: 'connection' }, e, undefined);
@@ -95,9 +105,9 @@ export class Transport {
     }
   }
 
-  private async send(spec: CallSpec, token: string | undefined): Promise<Answer> {
+  private async send(spec: CallSpec, token: string | undefined, body: string | undefined): Promise<Answer> {
     const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
-    if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined) headers['content-type'] = 'application/json';
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     if (this.config.userAgent) headers['user-agent'] = this.config.userAgent;
 
@@ -107,7 +117,7 @@ export class Transport {
       const response = await this.config.fetch(this.url(spec), {
         method: spec.method,
         headers,
-        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        body,
         signal: controller.signal,
         // The API never redirects. Following one would carry the client secret or a refresh token
         // in the body (307/308) to wherever the redirect points.
@@ -115,13 +125,23 @@ export class Transport {
       });
       const text = await response.text();
       // A success whose body is cut short throws here, a transport failure retried where safe.
-      const body = isSuccess(response.status) ? (text === '' ? undefined : JSON.parse(text)) : parseLoosely(text);
-      return { status: response.status, headers: response.headers, body };
+      const parsed = isSuccess(response.status) ? (text === '' ? undefined : JSON.parse(text)) : parseLoosely(text);
+      return { status: response.status, headers: response.headers, body: parsed };
     } catch (cause) {
       const timedOut = controller.signal.aborted;
       // The cause's message stays out of ours: a custom fetch may describe the request, body included.
-      const what = timedOut ? `timed out after ${this.config.timeoutMs} ms` : 'got no usable answer (network error or unreadable body; see cause)';
-      throw new InvoicingConnectionError(`${spec.method} ${spec.path} ${what}`, { cause, timedOut });
+      // For the token endpoints the cause stays out altogether (only its class's name is given).
+      if (timedOut) {
+        const message = `${spec.method} ${spec.path} timed out after ${this.config.timeoutMs} ms`;
+        throw new InvoicingConnectionError(message, spec.credentials ? { timedOut } : { cause, timedOut });
+      }
+      if (spec.credentials) {
+        throw new InvoicingConnectionError(
+          `${spec.method} ${spec.path} got no usable answer (network error or unreadable body: ${errorName(cause)}; the cause is not kept, as it may quote credentials)`,
+          { timedOut },
+        );
+      }
+      throw new InvoicingConnectionError(`${spec.method} ${spec.path} got no usable answer (network error or unreadable body; see cause)`, { cause, timedOut });
     } finally {
       clearTimeout(timer);
     }
@@ -165,6 +185,26 @@ export class Transport {
       body,
     });
   }
+}
+
+/** The call's body as JSON text, or an `InvoicingError` (not retried) when JSON cannot carry it. */
+function serialise(spec: CallSpec): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(spec.body);
+  } catch (cause) {
+    // A BigInt or a cycle (TypeErrors naming no value), or a toJSON or getter that threw.
+    const message = `${spec.method} ${spec.path}: the body cannot be sent as JSON (a BigInt, a cycle, a throwing toJSON)`;
+    throw new InvoicingError(message, spec.credentials ? undefined : { cause });
+  }
+  if (text === undefined) throw new InvoicingError(`${spec.method} ${spec.path}: the body cannot be sent as JSON (a function or a symbol)`);
+  return text;
+}
+
+/** The class name of a thrown value (`TypeError`, `SyntaxError`, `AbortError`), never its message. */
+function errorName(value: unknown): string {
+  const name = value instanceof Error || (typeof DOMException !== 'undefined' && value instanceof DOMException) ? value.name : undefined;
+  return typeof name === 'string' && /^[A-Za-z]{1,40}$/.test(name) ? name : 'an error';
 }
 
 function isSuccess(status: number): boolean {
