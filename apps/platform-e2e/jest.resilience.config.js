@@ -1,6 +1,7 @@
 /**
- * Resilience tier (issue 10): the built services as processes against real Postgres, Redis and
- * Kafka, with faults injected into the real processes. Figures go to tmp/resilience/figures.jsonl.
+ * Resilience tier (docs/resilience.md): the built services as processes against real Postgres,
+ * Redis and Kafka, with faults injected into the real processes. Figures go to
+ * tmp/resilience/figures.jsonl.
  */
 module.exports = {
   ...require('../../jest.preset.js'),

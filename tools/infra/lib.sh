@@ -54,7 +54,7 @@ REVOCATIONS_TOPIC=auth.revocations.v1
 # Domain events (client, product, invoice, payment, expense created): compacted, key = object id,
 # so the latest event of every object stays and a service can rebuild its read model from it.
 DOMAIN_TOPIC=invoicing.domain.v1
-# The audit stream (issue 22): a SIEM reads it; a week lets one catch up after an outage.
+# The audit stream (ADR 0024): a SIEM reads it; a week lets one catch up after an outage.
 AUDIT_TOPIC=auth.audit.v1
 AUDIT_RETENTION_MS="${AUDIT_RETENTION_MS:-604800000}"
 # 2 x the 1 h access-token lifetime.

@@ -7,7 +7,7 @@ import { itWhen, Platform, STACK, startPlatform } from './support/platform';
 import { ServiceName, sleep } from './support/processes';
 
 /**
- * A key's life as the five resource services see it (issue 21): its expiry and a change of its IP
+ * A key's life as the five resource services see it (ADR 0023): its expiry and a change of its IP
  * allowlist reach every one of them within a second, with no request to the auth service, and a
  * caller's own X-Forwarded-For is never believed, through the gateway or directly.
  */

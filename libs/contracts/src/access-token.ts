@@ -1,10 +1,10 @@
-/** Access-token lifetime (service-spec: 1 hour; `expires_in` is 3600). */
+/** Access-token lifetime (docs/api.md section 4: 1 hour; `expires_in` is 3600). */
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
-/** Refresh-token lifetime (service-spec: 30 days from issue). */
+/** Refresh-token lifetime (docs/api.md section 4: 30 days from issue). */
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 /** JOSE header `typ` of access tokens (RFC 9068 section 2.1). */
 export const ACCESS_TOKEN_TYP = 'at+jwt';
-/** The only signing algorithm accepted anywhere (contract section 5). */
+/** The only signing algorithm accepted anywhere (docs/api.md section 5). */
 export const ACCESS_TOKEN_ALG = 'HS256';
 
 /** Claims of an access token (RFC 9068 plus `org_id` and `sid`). */
@@ -25,7 +25,7 @@ export interface AccessTokenClaims {
   /**
    * The key's IP allowlist when the token was issued (canonical entries, see parseAllowedIps); absent
    * when the key has none. Resource services refuse the token from any other client address, and
-   * apply a later change of the list through the revocation topic (issue 21, ADR 0023).
+   * apply a later change of the list through the revocation topic (ADR 0023).
    */
   allowed_ips?: string[];
 }

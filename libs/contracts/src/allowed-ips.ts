@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 
-/** Entries an API key's `allowed_ips` may hold (issue 21): each token carries the list. */
+/** Entries an API key's `allowed_ips` may hold (ADR 0023): each token carries the list. */
 export const MAX_ALLOWED_IPS = 100;
 
 export interface AllowedIpsError {

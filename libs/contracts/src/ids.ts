@@ -1,7 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 
 /**
- * Object id prefixes (contract section 2). Ids are `<prefix>_<32 hex digits of a UUIDv7>`: opaque to
+ * Object id prefixes (docs/api.md section 2). Ids are `<prefix>_<32 hex digits of a UUIDv7>`: opaque to
  * callers, time-ordered underneath so that they sort by creation and page well, and stored as a
  * native `uuid` column.
  */

@@ -1,4 +1,4 @@
-/** Resources of the public API; each has a `read:` and a `write:` scope (contract section 5). */
+/** Resources of the public API; each has a `read:` and a `write:` scope (docs/api.md section 5). */
 export const RESOURCES = ['invoices', 'clients', 'payments', 'products', 'expenses'] as const;
 export type Resource = (typeof RESOURCES)[number];
 

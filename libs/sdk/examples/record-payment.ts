@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   );
   console.log(`recorded ${payment.id}: ${payment.amount} ${payment.currency} on ${invoice.number}`);
 
-  // The invoice's amount_paid and status follow within a second (contract section 7).
+  // The invoice's amount_paid and status follow within a second (docs/api.md section 7).
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const updated = await api.invoices.get(invoice.id);
   console.log(`${updated.number}: ${updated.status}, ${updated.amount_due} ${updated.currency} still due`);

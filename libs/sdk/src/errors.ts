@@ -5,7 +5,7 @@
  * server said, never from request headers or bodies.
  */
 
-/** One field-level validation failure of a problem response (contract section 8). */
+/** One field-level validation failure of a problem response (docs/api.md section 8). */
 export interface FieldError {
   field: string;
   code: string;

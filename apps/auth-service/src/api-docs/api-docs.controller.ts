@@ -6,7 +6,7 @@ import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { buildDocsSite, DocsSite, DOCS_CSP, readRedocBundle } from './docs-site';
 import { respondWithAsset } from './static-asset';
 
-/** The public API's OpenAPI 3.1 document and its reference page, rendered by Redoc (contract section 10, ADR 0027). */
+/** The public API's OpenAPI 3.1 document and its reference page, rendered by Redoc (docs/api.md section 10, ADR 0027). */
 @Controller('api/v1')
 export class ApiDocsController {
   private readonly document: Record<string, unknown>;

@@ -8,7 +8,7 @@ import { AuthTestApp, postJson, startAuthTestApp } from '../testing/auth-test-ap
 import { verifyAuditCommand } from './verify-audit.command';
 
 /**
- * The audit log against the real Postgres, Redis and Kafka (issue 22): what is recorded and by
+ * The audit log against the real Postgres, Redis and Kafka (ADR 0024): what is recorded and by
  * whom, the list and its filters, organizations kept apart, the hash chain and verify-audit naming
  * a record altered, removed or reordered with SQL, the runtime role unable to change a record, and
  * every record on the audit stream. The test process plays the gateway (a trusted proxy).

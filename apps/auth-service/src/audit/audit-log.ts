@@ -86,7 +86,7 @@ export interface AuditListQuery {
 }
 
 /**
- * The per-organization audit log (issue 22, ADR 0024). {@link record} appends one record inside the
+ * The per-organization audit log (ADR 0024). {@link record} appends one record inside the
  * caller's transaction, so a record exists exactly when what it records has committed: the key's
  * creation, its revocation and its audit record commit or roll back together. Records of one
  * organization are chained (audit-chain.ts): appends to one organization take turns on a

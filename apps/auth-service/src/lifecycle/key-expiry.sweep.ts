@@ -27,7 +27,7 @@ interface DueRow {
 }
 
 /**
- * Announces expiries (issue 21, ADR 0023). In one transaction per sweep it marks the keys whose
+ * Announces expiries (ADR 0023). In one transaction per sweep it marks the keys whose
  * `expires_at` has passed `expired` and writes their api_key_revoked.v1 events (reason `expired`),
  * and marks the keys that expire within seven days as noticed and writes their
  * api_key_expiring.v1 events; the outbox relay publishes them at commit. Rows are locked with SKIP

@@ -8,7 +8,7 @@ import { BrowserLikeClient } from '../testing/browser-like-client';
 import { AuthTestApp, postJson, startAuthTestApp } from '../testing/auth-test-app';
 
 /**
- * A key's whole life against the real Postgres, Redis and Kafka (issue 21): expiry, rolling the
+ * A key's whole life against the real Postgres, Redis and Kafka (ADR 0023): expiry, rolling the
  * secret with an overlap, IP allowlists at the token endpoints, PATCH. The test process plays the
  * gateway (a trusted proxy) to name callers' addresses in X-Forwarded-For.
  */

@@ -21,7 +21,7 @@ import { KeyChangeLimit } from './key-change-limit';
 export type RolledApiKey = ApiKeyView & { client_secret: string; sessions_ended: boolean };
 
 /**
- * Rolling a key's secret (issue 21, ADR 0023): a new secret replaces the current one, which keeps
+ * Rolling a key's secret (ADR 0023): a new secret replaces the current one, which keeps
  * working beside it until `previous_secret_expires_in` seconds from now (0: not at all), so an
  * integration can deploy the new secret before the old one dies. The Client ID, the scopes and the
  * live sessions stay as they are, unless `end_sessions` asks to end every session at once (a leak).

@@ -37,7 +37,7 @@ const FIXED: Record<string, string> = {
 };
 
 /**
- * PATCH of a key (issue 21): its name and its IP allowlist. A new allowlist commits with its event
+ * PATCH of a key (ADR 0023): its name and its IP allowlist. A new allowlist commits with its event
  * (api_key_allowed_ips_changed.v1), so every resource service applies it to the tokens already
  * issued within the revocation bound, and every auth-service instance forgets its cached copy.
  */

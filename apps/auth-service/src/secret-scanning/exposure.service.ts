@@ -27,7 +27,7 @@ const SIGNATURE_DETAIL = {
 } as const;
 
 /**
- * Leaked-secret reports in GitHub's secret-scanning partner format (issue 22, ADR 0025). A report
+ * Leaked-secret reports in GitHub's secret-scanning partner format (ADR 0025). A report
  * is acted on only once its signature verifies over the exact bytes received and it parses; then:
  * - a token that is not one of our Secret Keys (prefix and checksum) is a false positive, with no
  *   store look-up;

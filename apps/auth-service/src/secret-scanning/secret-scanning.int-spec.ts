@@ -7,7 +7,7 @@ import { BrowserLikeClient } from '../testing/browser-like-client';
 import { AuthTestApp, postJson, startAuthTestApp } from '../testing/auth-test-app';
 
 /**
- * GitHub's leaked-secret reports against the real services (issue 22): a live Secret Key reported
+ * GitHub's leaked-secret reports against the real services (ADR 0025): a live Secret Key reported
  * public is revoked at once (event reason `exposed`, an audit record with the report's URL, the
  * owner's key view), a revoked or unknown one changes nothing, and a report that is not GitHub's
  * (signature, key identifier, size, JSON) is refused with a 4xx and changes nothing. Reports are

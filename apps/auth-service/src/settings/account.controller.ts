@@ -10,7 +10,7 @@ import { SessionCookies } from './session-cookies';
 const validateSignup = compileBody<SignupRequest>(SIGNUP_SCHEMA);
 const validateLogin = compileBody<LoginRequest>(LOGIN_SCHEMA);
 
-/** Accounts of the settings area (contract section 9). */
+/** Accounts of the settings area (docs/api.md section 9). */
 @Controller('api/v1/account')
 export class AccountController {
   constructor(

@@ -18,7 +18,7 @@ type CreatedApiKey = Pick<ApiKeyView, 'object' | 'id' | 'name' | 'client_id' | '
   client_secret: string;
 };
 
-/** Settings, then API: the organization's keys (contract section 9). Every call is scoped to the user's organization. */
+/** Settings, then API: the organization's keys (docs/api.md section 9). Every call is scoped to the user's organization. */
 @Controller('api/v1/settings')
 @UseGuards(DashboardSessionGuard)
 @UseFilters(ApiKeyErrorsFilter)

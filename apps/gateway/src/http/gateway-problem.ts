@@ -11,7 +11,7 @@ const GATEWAY_TITLES: Record<number, [slug: string, title: string]> = {
   504: ['gateway-timeout', 'Gateway timeout'],
 };
 
-/** The gateway's own errors, in exactly the services' problem+json format (contract section 8). */
+/** The gateway's own errors, in exactly the services' problem+json format (docs/api.md section 8). */
 export function gatewayProblem(status: number, detail: string, requestId: string): ProblemDetails {
   const problem = problemFor(status, detail);
   const own = GATEWAY_TITLES[status];

@@ -2,7 +2,7 @@ import { toPublicId } from '@invoicing/contracts';
 import { quantityForDisplay } from './invoice-calculation';
 import type { InvoiceEntity } from './invoice.entity';
 
-/** The public representation of an invoice (contract sections 2 and 7). */
+/** The public representation of an invoice (docs/api.md sections 2 and 7). */
 export function invoiceView(i: InvoiceEntity) {
   return {
     object: 'invoice' as const,

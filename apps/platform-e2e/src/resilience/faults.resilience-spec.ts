@@ -1,9 +1,9 @@
 /**
- * Issue 10, items 1-5 and 9: the built services as processes, real Postgres, Redis and Kafka, and
- * faults injected into the real processes: the Kafka broker stopped and started (tools/infra/kafka.sh),
- * a Redis of the test's own killed with -9 and started again, services killed with -9 or restarted,
- * and loopback TCP proxies that slow or cut a service's connection to Redis or Postgres. Every
- * figure is printed and appended to tmp/resilience/figures.jsonl (docs/resilience.md).
+ * Items 1-5 and 9 of docs/resilience.md: the built services as processes, real Postgres, Redis and
+ * Kafka, and faults injected into the real processes: the Kafka broker stopped and started
+ * (tools/infra/kafka.sh), a Redis of the test's own killed with -9 and started again, services
+ * killed with -9 or restarted, and loopback TCP proxies that slow or cut a service's connection to
+ * Redis or Postgres. Every figure is printed and appended to tmp/resilience/figures.jsonl.
  */
 import { AUDIT_TOPIC, parsePublicId, REVOCATIONS_TOPIC, validateAuditEvent } from '@invoicing/contracts';
 import { startTcpProxy, TcpProxy } from '@invoicing/resource-api/testing';
@@ -180,7 +180,7 @@ afterAll(async () => {
   await db?.end();
 });
 
-describe('faults (issue 10)', () => {
+describe('faults', () => {
   it('item 1: 100 races of 20 concurrent refreshes of one token (half /refresh, half the token endpoint): one winner each, every loser reuse', async () => {
     const key = await newKey('races');
     let oneWinner = 0;
@@ -385,7 +385,7 @@ describe('faults (issue 10)', () => {
     const seen = await readKeys(wanted, outageStart, 60000);
     figure('2', 'revocation events on the topic after the outage', `${seen.size}/70`, { lost: 70 - seen.size, delivered_ms_after_restart: Date.now() - restarted });
     expect(seen.size).toBe(70);
-    // ...and so does every audit record written meanwhile (issue 22): one per reuse, one per revocation.
+    // ...and so does every audit record written meanwhile (ADR 0024): one per reuse, one per revocation.
     const audited = await readAuditRecords(wanted, outageStart, 60000);
     const expectedAudit = new Set([...reuseKeys.map((k) => `refresh_token.reuse_detected ${k.id}`), ...revokeKeys.map((k) => `api_key.revoked ${k.id}`)]);
     const missing = [...expectedAudit].filter((r) => !audited.has(r));

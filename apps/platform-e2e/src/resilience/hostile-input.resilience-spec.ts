@@ -1,7 +1,7 @@
 /**
- * Issue 10, item 7: a hostile client against every write endpoint, the token, refresh and revoke
- * endpoints and the settings endpoints, through the gateway. Each case must get a 4xx in the
- * contract's format (problem+json; RFC 6749 JSON on /api/v1/auth/*), a 422 naming the field when a
+ * Item 7 of docs/resilience.md: a hostile client against every write endpoint, the token, refresh
+ * and revoke endpoints and the settings endpoints, through the gateway. Each case must get a 4xx in
+ * the contract's format (problem+json; RFC 6749 JSON on /api/v1/auth/*), a 422 naming the field when a
  * field was the problem, and no row from a refused request. Runs against RESILIENCE_BASE_URL when
  * set (an already running stack), otherwise starts the built services itself.
  */
@@ -432,7 +432,7 @@ function targets(): Target[] {
   ];
 }
 
-describe('hostile input (issue 10, item 7)', () => {
+describe('hostile input', () => {
   it('answers every hostile request with a 4xx in the contract format, naming the field, and writes nothing for a refusal', async () => {
     const db = new Client({ connectionString: DATABASE_URL });
     await db.connect();

@@ -6,7 +6,7 @@ describe('format', () => {
     expect(formatDateTime('not a date', 'en-GB', 'UTC')).toBe('not a date');
   });
 
-  it('describes scopes in words (write means create, contract section 5)', () => {
+  it('describes scopes in words (write means create, docs/api.md section 5)', () => {
     expect(scopeDescription('read:invoices')).toBe('List and view invoices');
     expect(scopeDescription('write:clients')).toBe('Create clients');
     expect(scopeDescription('admin:everything')).toBe('admin:everything');

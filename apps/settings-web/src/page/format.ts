@@ -13,7 +13,7 @@ export function resourceTitle(resource: string): string {
 }
 
 /**
- * What a scope lets an integration do, in words (contract section 5: `write` means create).
+ * What a scope lets an integration do, in words (docs/api.md section 5: `write` means create).
  * Unknown actions fall back to the scope itself, so a scope added on the server still shows.
  */
 export function scopeDescription(scope: string): string {

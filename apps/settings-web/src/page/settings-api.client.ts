@@ -2,7 +2,7 @@ import { AuditEvent, auditEventsQuery, AuditFilters } from './audit-events.js';
 import { parseRetryAfter, Problem, toProblem } from './problem-details.js';
 
 /**
- * The auth service's account and settings endpoints (contract section 9), on the page's own origin:
+ * The auth service's account and settings endpoints (docs/api.md section 9), on the page's own origin:
  * the gateway routes /api/v1/account and /api/v1/settings to the auth service, so the session cookie
  * (HttpOnly, never visible here) travels with every call and no CORS is involved.
  */

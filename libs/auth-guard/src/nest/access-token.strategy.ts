@@ -34,7 +34,7 @@ export const ADDRESS_NOT_ALLOWED_DETAIL =
   "The access token may not be used from this client address: its API key's allowed_ips do not include it.";
 
 /**
- * The answer to a valid token presented from outside its key's allowlist (issue 21): 403
+ * The answer to a valid token presented from outside its key's allowlist (ADR 0023): 403
  * problem+json naming the reason. The token is genuine, so no challenge: a new token would not help.
  */
 export const ADDRESS_NOT_ALLOWED = new ProblemException(403, ADDRESS_NOT_ALLOWED_DETAIL);

@@ -60,7 +60,7 @@ interface Accepted {
 }
 
 /**
- * Local, synchronous access-token verification (contract section 5): the algorithm is pinned to
+ * Local, synchronous access-token verification (docs/api.md section 5): the algorithm is pinned to
  * HS256 and the key is chosen by `kid` from the ring, never by the token's own `alg`; `typ`, `iss`,
  * `aud` and `exp` are checked. No I/O: it runs on every request.
  *

@@ -1,7 +1,7 @@
 import { AUDIT_EVENT_TYPES } from '../events/audit-events';
 import { idOf, TIMESTAMP } from './common.schema';
 
-/** `POST /api/v1/auth/token` with `grant_type=client_credentials` (service-spec; JSON or form-encoded). */
+/** `POST /api/v1/auth/token` with `grant_type=client_credentials` (docs/api.md section 4; JSON or form-encoded). */
 export const CLIENT_CREDENTIALS_GRANT_SCHEMA = {
   $id: 'ClientCredentialsGrant',
   type: 'object',

@@ -20,7 +20,7 @@ export const TAX_RATE_BPS = { type: 'integer', minimum: 0, maximum: 10000, descr
 export const DATE = { type: 'string', format: 'date', description: 'Calendar date, YYYY-MM-DD.' } as const;
 export const TIMESTAMP = { type: 'string', format: 'date-time', description: 'RFC 3339, UTC, milliseconds.' } as const;
 
-/** Fields every object carries (contract section 2). */
+/** Fields every object carries (docs/api.md section 2). */
 export function objectBase(object: string, prefix: string) {
   return {
     object: { const: object },
@@ -29,7 +29,7 @@ export function objectBase(object: string, prefix: string) {
   };
 }
 
-/** The list envelope (contract section 7). */
+/** The list envelope (docs/api.md section 7). */
 export function listOf(itemRef: string) {
   return {
     type: 'object',

@@ -4,7 +4,7 @@ import auditEventSchema from './schemas/audit-event.v1.schema.json';
 import type { CloudEvent, ValidationResult } from './revocation-events';
 
 /**
- * Topic of the audit stream (issue 22): every record of every organization's audit log, for a SIEM.
+ * Topic of the audit stream (ADR 0024): every record of every organization's audit log, for a SIEM.
  * 6 partitions, message key = organization id (one organization's records stay in order), kept 7 days.
  */
 export const AUDIT_TOPIC = 'auth.audit.v1';

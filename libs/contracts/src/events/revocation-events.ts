@@ -6,7 +6,7 @@ import allowedIpsChangedSchema from './schemas/api-key-allowed-ips-changed.v1.sc
 import expiringSchema from './schemas/api-key-expiring.v1.schema.json';
 
 /**
- * Topic of every revocation (contract section 6): 6 partitions, message key = API key id. It also
+ * Topic of every revocation (docs/api.md section 6): 6 partitions, message key = API key id. It also
  * carries the other changes to a key that token verifiers or its owner's systems act on: a new
  * allowlist (which changes which requests its tokens may make) and the notice that a key is about
  * to expire. Subscribers skip types they do not know.

@@ -51,7 +51,7 @@ function canonical(value: unknown): string {
 }
 
 /**
- * `Idempotency-Key` for creates (contract section 7), stored in the service's own Postgres schema:
+ * `Idempotency-Key` for creates (docs/api.md section 7), stored in the service's own Postgres schema:
  * the same key and body within 24 hours replays the first response; another body is 422; while the
  * first request is still running, 409. A claim is committed before the work starts, so of parallel
  * requests with one key exactly one runs.

@@ -1,5 +1,5 @@
 /**
- * Exact money arithmetic (contract section 7). Amounts are integer minor units; quantities have at
+ * Exact money arithmetic (docs/api.md section 7). Amounts are integer minor units; quantities have at
  * most three decimals and are carried as integer thousandths; no floating point touches money.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Token buckets per API key, in memory: `ratePerSecond` sustained, `burst` at once. Each instance
- * limits on its own (no network I/O per request, contract section 1), so the platform-wide limit is
+ * limits on its own (no network I/O per request, docs/api.md section 1), so the platform-wide limit is
  * the per-instance one times the number of instances behind the load balancer.
  */
 export class RateLimiter {

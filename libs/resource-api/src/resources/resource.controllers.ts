@@ -10,7 +10,7 @@ import type { ResourceService } from './resource.service';
 /** Injection token of a resource service's generic ResourceService. */
 export const RESOURCE_SERVICE = Symbol('RESOURCE_SERVICE');
 
-/** The public endpoints of a resource (contract section 7): thin, everything is in ResourceService. */
+/** The public endpoints of a resource (docs/api.md section 7): thin, everything is in ResourceService. */
 export function resourceController(resource: Resource): Type<unknown> {
   @Controller(`api/v1/${resource}`)
   @UseGuards(AccessTokenGuard, RateLimitGuard)

@@ -43,7 +43,7 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
     await owner.close();
   });
 
-  describe(`${resource}: contract sections 7 and 8`, () => {
+  describe(`${resource}: docs/api.md sections 7 and 8`, () => {
     it('creates with 201, a Location header and the prefixed object, and reads it back', async () => {
       const org = app.newOrganizationPublicId();
       const created = await create(org);

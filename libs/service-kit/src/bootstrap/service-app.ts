@@ -11,7 +11,7 @@ import { ErrorRenderer, ProblemFilter, sendProblem } from '../http/problem.filte
 import { createLogger, installAccessLog, lazyChildLoggerFactory, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
 
-/** Request bodies above this are refused with 413 (contract section 8). */
+/** Request bodies above this are refused with 413 (docs/api.md section 8). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /**
  * Refused bodies up to this declared size are read and discarded, so that a caller still uploading

@@ -1,4 +1,4 @@
-/** One field-level validation failure (contract section 8). */
+/** One field-level validation failure (docs/api.md section 8). */
 export interface FieldError {
   field: string;
   code: string;

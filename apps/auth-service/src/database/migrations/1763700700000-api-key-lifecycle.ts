@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A key's whole life (issue 21, ADR 0023): an expiry, a previous secret that keeps working until the
+ * A key's whole life (ADR 0023): an expiry, a previous secret that keeps working until the
  * end of a roll's overlap, an IP allowlist, and when each secret was last used.
  */
 export class ApiKeyLifecycle1763700700000 implements MigrationInterface {

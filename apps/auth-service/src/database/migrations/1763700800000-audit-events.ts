@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The per-organization audit log (issue 22, ADR 0024): append-only, one hash chain per organization.
+ * The per-organization audit log (ADR 0024): append-only, one hash chain per organization.
  * Column types are chosen so each gives back exactly the value that was hashed (audit-chain.ts):
  * text for addresses (inet would rewrite them), timestamptz (milliseconds round-trip), jsonb for data
  * (the hash is over its canonical form, so key order does not matter).

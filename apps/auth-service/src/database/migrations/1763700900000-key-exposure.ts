@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Leaked-secret reports (issue 22, ADR 0025): where and when a key's secret was reported public, and
+ * Leaked-secret reports (ADR 0025): where and when a key's secret was reported public, and
  * the look-up by secret hash a report needs (a report names secrets, not Client IDs).
  */
 export class KeyExposure1763700900000 implements MigrationInterface {

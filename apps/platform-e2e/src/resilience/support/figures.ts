@@ -6,7 +6,8 @@ const FILE = join(ROOT, 'tmp', 'resilience', 'figures.jsonl');
 
 /**
  * Prints one figure of the resilience tier and appends it to tmp/resilience/figures.jsonl, the
- * source of the tables in docs/resilience.md. `item` is the line of issue 10 it answers.
+ * source of the tables in docs/resilience.md. `item` is the numbered item of docs/resilience.md it
+ * answers.
  */
 export function figure(item: string, name: string, value: string | number, detail: Record<string, unknown> = {}): void {
   mkdirSync(join(ROOT, 'tmp', 'resilience'), { recursive: true });
