@@ -1,11 +1,9 @@
 /// <reference lib="dom" />
 import { ServiceName as PlatformService } from '@invoicing/contracts';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BrowserContext, chromium, Page } from 'playwright-core';
+import { Page } from 'playwright-core';
+import { Browser, launchChromium, SCREENSHOTS } from './support/chromium';
 import { Platform, STACK, startPlatform } from './support/platform';
-import { ROOT } from './support/processes';
 
 /**
  * The API reference (ADR 0027) in a real browser (Debian's Chromium through playwright-core),
@@ -13,18 +11,6 @@ import { ROOT } from './support/processes';
  * OpenAPI document under the page's CSP without asking anything of another origin.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
-const SCREENSHOTS = join(ROOT, 'artifacts', 'screenshots');
 
 /** 4161-4169 belong to this spec. */
 const PORTS: Record<PlatformService, number> & { gateway: number } = {
@@ -52,9 +38,8 @@ interface OpenApiDocument {
 }
 
 let platform: Platform;
-let context: BrowserContext;
 let page: Page;
-let userDataDir: string;
+let browser: Browser;
 let openapi: OpenApiDocument;
 let operations: Operation[];
 /** Every request the page made, and what it logged that should not be there. */
@@ -62,22 +47,14 @@ const requests: string[] = [];
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  mkdirSync(SCREENSHOTS, { recursive: true });
   platform = await startPlatform({ label: 'api-docs-e2e', ports: PORTS, start: ['auth-service', 'gateway'] });
   const served = await fetch(`${BASE}/api/v1/openapi.json`);
   expect(served.status).toBe(200);
   openapi = (await served.json()) as OpenApiDocument;
   operations = Object.values(openapi.paths).flatMap((byMethod) => Object.values(byMethod));
 
-  // A fresh profile every run: nothing cached from another run or another spec.
-  userDataDir = mkdtempSync(join(tmpdir(), 'api-docs-e2e-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1400, height: 1000 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchChromium('api-docs-e2e', { width: 1400, height: 1000 });
+  page = browser.page;
   page.on('request', (request) => requests.push(request.url()));
   page.on('pageerror', (error) => pageErrors.push(error.message));
   page.on('console', (message) => {
@@ -87,8 +64,7 @@ beforeAll(async () => {
 }, 180000);
 
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
   await platform?.stop();
 });
 

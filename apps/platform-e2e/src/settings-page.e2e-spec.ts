@@ -1,12 +1,11 @@
 /// <reference lib="dom" />
 import { ServiceName as PlatformService } from '@invoicing/contracts';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BrowserContext, chromium, Locator, Page } from 'playwright-core';
+import { BrowserContext, Locator, Page } from 'playwright-core';
 import { http, TokenPair } from './support/api';
+import { Browser, launchChromium, SCREENSHOTS } from './support/chromium';
 import { Platform, STACK, startPlatform } from './support/platform';
-import { ROOT, sleep } from './support/processes';
+import { sleep } from './support/processes';
 
 /**
  * The settings page in a real browser (Debian's Chromium through playwright-core), against the real
@@ -14,18 +13,6 @@ import { ROOT, sleep } from './support/processes';
  * /settings (settings-web) and /api/v1/... (the services).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
-const SCREENSHOTS = join(ROOT, 'artifacts', 'screenshots');
 
 /** 4111-4119 belong to this spec (the token-lifecycle spec uses 4101-4103). */
 const PORTS: Record<PlatformService, number> & { gateway: number } = {
@@ -44,23 +31,16 @@ const BASE = STACK.baseUrl ?? `http://127.0.0.1:${PORTS.gateway}`;
 let platform: Platform;
 let context: BrowserContext;
 let page: Page;
-let userDataDir: string;
+let browser: Browser;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  mkdirSync(SCREENSHOTS, { recursive: true });
   platform = await startPlatform({ label: 'settings-e2e', ports: PORTS, start: ['auth-service', 'invoice-service', 'settings-web', 'gateway'] });
 
-  // A fresh profile every run: no cookies, storage or permissions carried over from anything else.
-  userDataDir = mkdtempSync(join(tmpdir(), 'settings-e2e-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1280, height: 900 },
-  });
+  browser = await launchChromium('settings-e2e', { width: 1280, height: 900 });
+  context = browser.context;
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: BASE });
-  page = context.pages()[0] ?? (await context.newPage());
+  page = browser.page;
   page.on('pageerror', (error) => pageErrors.push(error.message));
   page.on('console', (message) => {
     // A CSP or Trusted Types violation means the page does something its own policy forbids.
@@ -69,8 +49,7 @@ beforeAll(async () => {
 }, 180000);
 
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
   await platform?.stop();
 });
 
