@@ -98,8 +98,8 @@ async function main(): Promise<void> {
   step('creating keys and objects through the settings API and the resource services');
   const account = await SettingsAccount.signUp();
   const scopes = [...ALL_SCOPES];
-  const [keyDirect, keyGateway, keyRefresh, keyFresh, keyBusy, keyReuse] = await Promise.all(
-    Array.from({ length: 6 }, () => account.createKey(scopes)),
+  const [keyDirect, keyGateway, keyRefresh, keyFresh, keyBusy, keyReuse, keyFloor] = await Promise.all(
+    Array.from({ length: 7 }, () => account.createKey(scopes)),
   );
   const main = await exchange(keyDirect);
   const ids = await seedObjects(main.access_token, 25);
@@ -129,6 +129,16 @@ async function main(): Promise<void> {
   const baseline = join(__dirname, 'peers', 'baseline-server.mjs');
   await startProcess('node', [baseline], { env: { PORT: '4201', MODE: 'hello' }, logFile: join(LOGS, 'baseline-hello.log') });
   await startProcess('node', [baseline], { env: { PORT: '4202', MODE: 'jwt', ...jwtEnv }, logFile: join(LOGS, 'baseline-jwt.log') });
+  // The hand-written floors (baseline-server.mjs): our token exchange and product reads with nothing
+  // but Fastify, pg, ioredis and fast-jwt underneath, against the same Postgres and Redis.
+  await startProcess('node', [baseline], {
+    env: { PORT: '4203', MODE: 'token', ...jwtEnv, JWT_KEYS: process.env.JWT_KEYS ?? DEV_JWT_KEYS, FLOOR_CLIENT_ID: keyFloor.clientId, DATABASE_URL: process.env.FLOOR_AUTH_DATABASE_URL ?? 'postgres://auth_app:auth_app_dev@127.0.0.1:5432/invoicing' },
+    logFile: join(LOGS, 'floor-token.log'),
+  });
+  await startProcess('node', [baseline], {
+    env: { PORT: '4204', MODE: 'read', ...jwtEnv, DATABASE_URL: process.env.FLOOR_PRODUCTS_DATABASE_URL ?? 'postgres://product_app:product_app_dev@127.0.0.1:5432/invoicing' },
+    logFile: join(LOGS, 'floor-read.log'),
+  });
   const oidc = await startProcess('node', [join(__dirname, 'peers', 'oidc-provider-server.mjs')], {
     env: { PORT: '4100' },
     logFile: join(LOGS, 'oidc-provider.log'),
@@ -138,6 +148,15 @@ async function main(): Promise<void> {
   step('baselines');
   report.load('bare Fastify GET /hello', 'hello', await load({ url: 'http://127.0.0.1:4201/hello', ...measure }));
   report.load('Fastify + fast-jwt HS256 GET /hello', 'jwt', await load({ url: 'http://127.0.0.1:4202/hello', headers: bearer, ...measure }));
+  report.load('floor: token exchange by hand (Fastify, SHA-256, one Redis script, fast-jwt)', 'floorToken', await load({
+    url: 'http://127.0.0.1:4203/api/v1/auth/token', method: 'POST', headers: { 'content-type': 'application/json' }, body: exchangeBody(keyFloor), ...measure,
+  }));
+  report.load('floor: GET product by id by hand (Fastify, fast-jwt, one pg query)', 'floorGet', await load({
+    url: `http://127.0.0.1:4204/api/v1/products/${ids.products}`, headers: bearer, ...measure,
+  }));
+  report.load('floor: list of 20 products by hand (Fastify, fast-jwt, one pg query)', 'floorList', await load({
+    url: 'http://127.0.0.1:4204/api/v1/products', headers: bearer, ...measure,
+  }));
 
   step('peers');
   const o = oidc.info as { token_endpoint: string; client_id: string; client_secret: string; scope: string };
