@@ -177,24 +177,21 @@ export class TokenManager implements AccessTokenSource {
     return tokens;
   }
 
-  private async exchange(): Promise<StoredTokens> {
-    const { transport, clientId, clientSecret, scope } = this.#config;
+  private exchange(): Promise<StoredTokens> {
+    const { clientId, clientSecret, scope } = this.#config;
     const body: Record<string, string> = { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret };
     if (scope !== undefined) body['scope'] = scope;
-    const response = await transport.call<unknown>({ method: 'POST', path: TOKEN_PATH, body, errors: 'oauth', retry: EXCHANGE_RETRY, credentials: true });
-    return this.toStored(response, TOKEN_PATH);
+    return this.tokenCall(TOKEN_PATH, body, EXCHANGE_RETRY);
   }
 
-  private async refresh(refreshToken: string): Promise<StoredTokens> {
-    const response = await this.#config.transport.call<unknown>({
-      method: 'POST',
-      path: REFRESH_PATH,
-      body: { refresh_token: refreshToken },
-      errors: 'oauth',
-      retry: REFRESH_RETRY,
-      credentials: true,
-    });
-    return this.toStored(response, REFRESH_PATH);
+  private refresh(refreshToken: string): Promise<StoredTokens> {
+    return this.tokenCall(REFRESH_PATH, { refresh_token: refreshToken }, REFRESH_RETRY);
+  }
+
+  /** A token endpoint's call: RFC 6749 errors, no raw cause on failures (credentials ride along). */
+  private async tokenCall(path: string, body: Record<string, string>, retry: CallRetryTraits): Promise<StoredTokens> {
+    const response = await this.#config.transport.call<unknown>({ method: 'POST', path, body, errors: 'oauth', retry, credentials: true });
+    return this.toStored(response, path);
   }
 
   private toStored(response: unknown, path: string): StoredTokens {

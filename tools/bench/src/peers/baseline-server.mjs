@@ -47,7 +47,7 @@ if (mode === 'jwt') {
 } else if (mode === 'token') {
   await tokenFloor();
 } else if (mode === 'read') {
-  readFloor();
+  await readFloor();
 } else {
   app.get('/hello', async () => ({ hello: 'world' }));
 }
@@ -89,16 +89,14 @@ return 1`;
   });
 }
 
-function readFloor() {
+async function readFloor() {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+  const query = async (sql, params) => (await pool.query(sql, params)).rows;
   const verify = createVerifier({
     key: Buffer.from(process.env.JWT_SECRET_B64URL ?? '', 'base64url'),
     algorithms: ['HS256'], allowedIss: process.env.JWT_ISSUER, allowedAud: process.env.JWT_AUDIENCE, cache: 10000,
   });
-  let pool;
-  const query = async (sql, params) => {
-    pool ??= new (await import('pg')).default.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-    return (await pool.query(sql, params)).rows;
-  };
   const caller = (request) => {
     try {
       const claims = verify((request.headers.authorization ?? '').slice(7));
