@@ -6,14 +6,15 @@
 #   docker run --rm invoicing/invoice-service env-spec        # the variables it reads
 #   docker run --rm invoicing/invoice-service migrate         # the migration Job's command
 #
-# APP is a project under apps/ (auth-service, invoice-service, ..., settings-web, gateway); PORT is
-# its port in libs/contracts/src/platform.ts (8080 for the gateway), used by EXPOSE and HEALTHCHECK.
+# APP is a project under apps/ (auth-service, invoice-service, ..., settings-web); PORT is its port in
+# libs/contracts/src/platform.ts, used by EXPOSE and HEALTHCHECK. The gateway is not built here: it is
+# nginx with the configuration libs/gateway renders (docker-compose.yml, deploy/compose/gateway.nginx.conf).
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 # ---- build: every dependency, then every app's Nx build target (tsc + tsc-alias) -------------------
 # No build argument is read in this stage, so its layers are the same for every app: building the
-# eight images (docker compose build, deploy/local-images/build-apps.sh) installs and compiles once.
+# seven images (docker compose build, deploy/local-images/build-apps.sh) installs and compiles once.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /repo
 ENV NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false CI=true

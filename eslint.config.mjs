@@ -45,6 +45,8 @@ export default [
             // The SDK ships outside the platform: nothing of ours but the contracts, and those only
             // for generating its types (its bundle is checked to import nothing: ADR 0026).
             { sourceTag: 'layer:sdk', onlyDependOnLibsWithTags: ['layer:contracts'] },
+            // The gateway's configuration is rendered from the contracts alone (route table, problem format).
+            { sourceTag: 'layer:gateway', onlyDependOnLibsWithTags: ['layer:contracts'] },
             // The resource-service skeleton is for resource services; the auth service, the gateway
             // and the page need what sits below it only.
             { sourceTag: 'scope:auth', notDependOnLibsWithTags: ['layer:resource'] },

@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
 # The containers tier (`npx nx run deploy:containers`, run by tools/test-all.sh): the deployment
 # material run for real with podman, not only validated offline.
-#   1. images: the stand-ins (deploy/local-images/build.sh) and the eight app images from the root
-#      Dockerfile (build-apps.sh: size per app, uid 1000, health check kept, the app starts);
-#   2. docker-compose.yml: tools/compose/up.sh (every service healthy, every one-shot done), the
-#      whole end-to-end suite against http://localhost:8080 (apps/platform-e2e with E2E_BASE_URL),
-#      then tools/compose/down.sh, which checks that nothing is left;
+#   1. images: the stand-ins (deploy/local-images/build.sh: node, postgres, redis, kafka and the
+#      gateway's nginx) and the seven app images from the root Dockerfile (build-apps.sh: size per
+#      app, uid 1000, health check kept, the app starts);
+#   2. docker-compose.yml: tools/compose/up.sh (every service healthy, every one-shot done, the nginx
+#      gateway last), the hardening of every long-running container, the whole end-to-end suite
+#      against http://localhost:8080 (apps/platform-e2e with E2E_BASE_URL), then tools/compose/down.sh,
+#      which checks that nothing is left;
 #   3. the Kubernetes dev overlay with podman kube play (deploy/kube-play/play.sh).
-# Skipped, with the reason printed, where podman or podman-compose is missing (bash tools/setup.sh
-# --containers installs them). Image layers are cached by podman: an unchanged tree rebuilds in seconds.
+# It runs wherever the tools are: tools/test-all.sh installs them first (bash tools/setup.sh
+# --containers: podman, runc, podman-compose, buildah and debootstrap from apt). Skipped, saying
+# why, only on a machine where they are still missing after that (no apt-get, no root, no mirror).
+# Image layers are cached by podman: an unchanged tree rebuilds in seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-for tool in podman podman-compose; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "containers tier: skipped: $tool is not installed (bash tools/setup.sh --containers installs podman, podman-compose, buildah and debootstrap)"
-    exit 0
-  fi
+missing=()
+for tool in podman "${PODMAN_RUNTIME:-runc}" podman-compose debootstrap; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "containers tier: skipped: ${missing[*]} not installed, so nothing can be built or run in containers here." \
+    "bash tools/setup.sh --containers installs podman, runc, podman-compose, buildah and debootstrap with apt-get" \
+    "(it needs apt-get, root or sudo, and a Debian mirror; it says what failed)."
+  exit 0
+fi
 
 started=$SECONDS
 step() { echo "containers tier: $1 ($((SECONDS - started)) s)"; }
@@ -36,8 +44,9 @@ set -a
 source <(sed 's/^\([A-Z0-9_]*\)=\(.*\)$/\1="\2"/' "$env_file")
 set +a
 rm -f "$env_file"
-# x-hardening of docker-compose.yml, as podman-compose applied it to every app container.
-step "hardening of the app containers"
+# x-hardening of docker-compose.yml, as podman-compose applied it to every long-running container
+# (the app services and the nginx gateway, which all run as 1000:1000).
+step "hardening of the app containers and the gateway"
 for app in $(node -e '
   const c = require("yaml").parse(require("fs").readFileSync("docker-compose.yml", "utf8"));
   console.log(Object.keys(c.services).filter((n) => c.services[n].read_only && c.services[n].restart !== "no").join(" "))'); do
@@ -51,7 +60,7 @@ for app in $(node -e '
     exit 1
   fi
 done
-echo "containers tier: every app container: read-only root, uid 1000, no-new-privileges, no capability, init as PID 1"
+echo "containers tier: every app container and the gateway: read-only root, uid 1000, no-new-privileges, no capability, init as PID 1"
 
 step "end-to-end suite against $E2E_BASE_URL"
 e2e_status=0

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the project needs on a fresh clone: npm dependencies (exactly the lock file) and
-# Chromium for the browser tests.
+# Installs what the project needs on a fresh clone: npm dependencies (exactly the lock file), and from
+# Debian: Chromium for the browser tests, kcat, nginx for the gateway, and with --containers podman and
+# what the containers tier needs.
 # Idempotent: skips work that is already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,24 +14,37 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
+# Debian packages, installed only when absent, with one `apt-get update` for all of them.
+apt_updated=false
+apt_install() {
+  local as_root=()
+  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+  if ! $apt_updated; then
+    "${as_root[@]}" apt-get update -q && apt_updated=true
+  fi
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+}
+
 # Browser tests (apps/platform-e2e, playwright-core) drive Debian's Chromium; never a downloaded browser.
 if [ ! -x /usr/bin/chromium ]; then
   echo "setup: installing chromium (apt-get) for the browser tests"
-  if [ "$(id -u)" -eq 0 ]; then
-    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
-  else
-    sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
-  fi
+  apt_install chromium
 fi
 
 # The OAuth interop e2e (apps/platform-e2e) reads auth.revocations.v1 with kcat, as a non-Node subscriber would.
 if ! command -v kcat >/dev/null 2>&1; then
   echo "setup: installing kcat (apt-get) for the end-to-end tests"
-  if [ "$(id -u)" -eq 0 ]; then
-    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kcat
-  else
-    sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q kcat
-  fi
+  apt_install kcat
+fi
+
+# The gateway is nginx (libs/gateway renders its configuration): the local stack, the gateway's
+# integration tests and the end-to-end tests run Debian's.
+if [ ! -x /usr/sbin/nginx ] && ! command -v nginx >/dev/null 2>&1; then
+  echo "setup: installing nginx-light (apt-get) for the gateway"
+  apt_install nginx-light
+  # Debian's package starts a system nginx on port 80: not ours, and it would hold port 80.
+  { command -v systemctl >/dev/null 2>&1 && systemctl disable --now nginx >/dev/null 2>&1; } || true
+  [ -f /run/nginx.pid ] && kill "$(cat /run/nginx.pid)" 2>/dev/null || true
 fi
 
 # deploy/tests render the Kubernetes overlays with `kubectl kustomize` (offline, no cluster). The base
@@ -41,9 +55,10 @@ if ! command -v kubectl >/dev/null 2>&1; then
   echo "setup: kubectl is not installed; the deploy tests need kubectl 1.21 or later (kustomize 3.1+), e.g. the Kubernetes apt repository's kubectl"
 fi
 
-# Optional, only with `bash tools/setup.sh --containers`: podman (run with runc), podman-compose,
-# buildah and debootstrap, which deploy/local-images uses to build and run the images without a
-# registry. Skips what is installed; never fails the setup (no apt, no root, no mirror: it says so).
+# With `--containers` (tools/test-all.sh passes it, so CI runs the containers tier on a fresh machine):
+# podman (run with runc), podman-compose, buildah and debootstrap, which deploy/local-images uses to
+# build and run the images without a registry. Skips what is installed; never fails the setup (no apt,
+# no root, no mirror: it says so, and the containers tier says it was skipped and why).
 if [ "${1:-}" = "--containers" ]; then
   missing=()
   for tool in podman runc podman-compose buildah debootstrap; do
@@ -54,10 +69,8 @@ if [ "${1:-}" = "--containers" ]; then
   elif ! command -v apt-get >/dev/null 2>&1; then
     echo "setup: apt-get is not available; install ${missing[*]} yourself (deploy/local-images/README.md)"
   else
-    echo "setup: installing ${missing[*]} (apt-get) for deploy/local-images"
-    as_root=()
-    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
-    if ! { "${as_root[@]}" apt-get update -q && "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"; }; then
+    echo "setup: installing ${missing[*]} (apt-get) for the containers tier (deploy/local-images)"
+    if ! apt_install "${missing[@]}"; then
       echo "setup: could not install ${missing[*]}; deploy/local-images needs them (continuing)"
     fi
   fi

@@ -11,7 +11,7 @@ started=$(date +%s)
 # Every tier runs for real: no task result is replayed from a cache (CI must not pass on stale results).
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false NX_SKIP_NX_CACHE=true
 
-bash tools/setup.sh
+bash tools/setup.sh --containers
 bash tools/infra/up.sh
 rm -rf tmp/test-results
 

@@ -6,14 +6,16 @@
 #
 # 1. `kubectl kustomize deploy/k8s/overlays/dev`, turned by render.cjs into what kube play runs
 #    (Deployments and ConfigMaps as they are, Secrets as podman secrets, Jobs as Pods, Services as
-#    host aliases, the Ingress's routes as a gateway pod; see render.cjs) on a network of its own;
+#    host aliases, the Ingress's routes as a gateway pod: compose's nginx image with the configuration
+#    libs/gateway renders for this network; see render.cjs) on a network of its own;
 # 2. Postgres, Redis and Kafka pods (infra.yaml), then the Jobs: postgres-bootstrap-job (roles and
 #    passwords), the six migrations and kafka-topic-job, each of which must exit 0;
 # 3. the seven Deployments, each until its own readinessProbe (path and port read from the
 #    manifest) answers 200, then the gateway;
-# 4. checks: each Deployment's container runs as uid 1000 with a read-only root file system and no
-#    capability; a key made with the auth pod's `create-key` exchanges for a token through the
-#    gateway, and that token lists invoices, clients, payments, products and expenses through it.
+# 4. checks: each Deployment's container and the gateway's run as uid 1000 with a read-only root file
+#    system and no capability; a key made with the auth pod's `create-key` exchanges for a token
+#    through the gateway, and that token lists invoices, clients, payments, products and expenses
+#    through it; an unknown path is the gateway's own 404 problem+json, with an X-Request-Id.
 # Needs the images of deploy/local-images (tools/compose/up.sh or build.sh + build-apps.sh).
 set -euo pipefail
 LI_TAG=kube-play
@@ -70,7 +72,9 @@ if [ "${1:-}" = down ]; then
 fi
 keep=0
 [ "${1:-}" = --keep ] && keep=1
-for image in invoicing/auth-service:dev invoicing/gateway:dev postgres:16 redis:7 apache/kafka:4.3.1; do
+# The gateway pod runs the image of docker-compose.yml's gateway (nginx; its stand-in: build.sh nginx).
+gateway_image="$(node -e 'console.log(require("yaml").parse(require("fs").readFileSync(process.argv[1], "utf8")).services.gateway.image)' "$REPO_ROOT/docker-compose.yml")"
+for image in invoicing/auth-service:dev "$gateway_image" postgres:16 redis:7 apache/kafka:4.3.1; do
   li_image_exists "$image" || li_die "$image is missing: bash deploy/local-images/build.sh && bash deploy/local-images/build-apps.sh"
 done
 
@@ -146,8 +150,11 @@ check() {
   fi
 }
 while IFS=$'\t' read -r kind name _; do
-  [ "$kind" = deployment ] || continue
-  c="$(container_of "$name-pod-0")"
+  case "$kind" in
+    deployment) c="$(container_of "$name-pod-0")" ;;
+    gateway) c="$(container_of "$name")" ;;
+    *) continue ;;
+  esac
   check "$name runs as uid 1000" "$(podman exec "$c" id -u)" 1000
   check "$name has a read-only root file system" "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$c")" true
   check "$name has no capability" "$(podman exec "$c" awk '/^CapEff/ { print $2 }' /proc/1/status)" 0000000000000000
@@ -165,6 +172,9 @@ for resource in invoices clients payments products expenses; do
     "$(curl -s -o /dev/null -w '%{http_code}' -m 10 -H "authorization: Bearer $token" "$gateway/api/v1/$resource")" 200
 done
 check "no token: 401 through the gateway" "$(curl -s -o /dev/null -w '%{http_code}' -m 10 "$gateway/api/v1/invoices")" 401
+check "an unknown path: the gateway's own 404 problem+json with an X-Request-Id" \
+  "$(curl -s -o /dev/null -D - -m 10 "$gateway/no/such/route" | tr -d '\r' | awk 'NR == 1 { s = $2 } tolower($1) == "content-type:" { t = $2 } tolower($1) == "x-request-id:" && $2 != "" { id = "id" } END { print s, t, id }')" \
+  "404 application/problem+json id"
 
 [ "$failed" = 0 ] || li_die "checks failed (logs: podman logs <pod>-<container>; $OUT)"
 li_log "kube play of the dev overlay: ok in $((SECONDS - t0)) s"

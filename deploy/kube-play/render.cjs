@@ -11,14 +11,18 @@
 //     what cluster DNS would answer, for exactly the Services of the manifests;
 //   - each Job becomes a Pod with the Job's pod template (restartPolicy Never: play.sh waits for it);
 //   - ConfigMaps go into every pod's file, each Secret's data to a file for `podman secret create`;
-//   - the Ingress's routes become a gateway pod (the platform's own gateway image, one upstream per
-//     Service the Ingress names), since kube play cannot route;
+//   - the Ingress's routes become a gateway pod, since kube play cannot route: the nginx image of
+//     docker-compose.yml's gateway with the configuration libs/gateway renders for this network
+//     (`cli.ts render --upstreams named`: each service as <Service name>:<port>, which the host
+//     aliases answer), in a ConfigMap of its own; render.cjs fails unless its upstreams are exactly
+//     the Ingress's backends (Service name and port);
 //   - emptyDir volumes are renamed per pod (see asPlayed);
 //   - Postgres, Redis and Kafka (external to the manifests: "reachable as postgres, redis and kafka
 //     in the namespace") come from infra.yaml, with the same aliases.
 // OUT_DIR/plan.tsv lists, in play order: `KIND NAME IP FILE [PROBE_PATH PROBE_PORT]`; the kinds
 // kube play would ignore are printed, counted, on stderr.
 'use strict';
+const { execFileSync } = require('node:child_process');
 const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
 const YAML = require('yaml');
@@ -32,6 +36,8 @@ const docs = YAML.parseAllDocuments(readFileSync(input, 'utf8'))
   .map((d) => d.toJSON())
   .filter(Boolean);
 const infra = YAML.parseAllDocuments(readFileSync(join(__dirname, 'infra.yaml'), 'utf8')).map((d) => d.toJSON());
+const root = resolve(__dirname, '..', '..');
+const compose = YAML.parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
 const of = (kind) => docs.filter((d) => d.kind === kind);
 const strip = (meta) => ({ name: meta.name, labels: meta.labels, annotations: meta.annotations });
 for (const dir of ['secrets', 'pods']) mkdirSync(join(outDir, dir), { recursive: true });
@@ -73,11 +79,11 @@ function asPlayed(podName, podSpec) {
   };
 }
 const plan = [];
-function write(kind, name, ip, doc, probe = []) {
+function write(kind, name, ip, doc, probe = [], configMaps = []) {
   const file = join(outDir, 'pods', `${name}.yaml`);
   // The ConfigMaps travel with every pod: kube play mounts a configMap volume only from a ConfigMap
   // in the same file (its --configmap option feeds environment variables only).
-  writeFileSync(file, [...of('ConfigMap'), doc].map((d) => YAML.stringify(d)).join('---\n'));
+  writeFileSync(file, [...of('ConfigMap'), ...configMaps, doc].map((d) => YAML.stringify(d)).join('---\n'));
   plan.push([kind, name, ip ?? '-', resolve(file), ...probe].join('\t'));
 }
 
@@ -107,35 +113,66 @@ for (const deployment of deployments) {
   }, [probe.path, port]);
 }
 
-// The Ingress's backends: the gateway gets one upstream per Service the Ingress routes to.
-const upstreams = new Map();
+// The Ingress's backends, as `name:port`: what the gateway's upstreams must be.
+const backends = new Set();
 for (const ingress of of('Ingress')) {
   for (const rule of ingress.spec.rules ?? []) {
     for (const path of rule.http?.paths ?? []) {
       const { name, port } = path.backend.service;
-      upstreams.set(name, port.number ?? servicePorts.get(name));
+      backends.add(`${name}:${port.number ?? servicePorts.get(name)}`);
     }
   }
 }
-const env = [...upstreams].map(([name, port]) => ({ name: `${name.replace(/-/g, '_').toUpperCase()}_URL`, value: `http://${name}:${port}` }));
+// The gateway's nginx.conf for this network, rendered by libs/gateway: every service by its name
+// (the Services' host aliases), the pod's emptyDir /tmp as its runtime folder, logs to stdout/stderr.
+const GATEWAY_CONF_DIR = '/etc/nginx/gateway';
+const nginxConf = execFileSync(
+  join(root, 'node_modules/.bin/tsx'),
+  ['--tsconfig', 'libs/gateway/tsconfig.spec.json', 'libs/gateway/src/cli.ts', 'render', '--upstreams', 'named', '--listen', '8080',
+    '--status-listen', '127.0.0.1:9080', '--runtime-dir', '/tmp', '--access-log', '/dev/stdout', '--error-log', 'stderr', '--workers', 'auto'],
+  { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+);
+const upstreams = new Set([...nginxConf.matchAll(/^ {4}server (\S+) /gm)].map((m) => m[1]));
+const missing = [...backends].filter((b) => !upstreams.has(b));
+const extra = [...upstreams].filter((u) => !backends.has(u));
+if (missing.length || extra.length) {
+  throw new Error(`the gateway's upstreams differ from the Ingress's backends: not in the gateway ${missing.join(', ') || '-'}; not in the Ingress ${extra.join(', ') || '-'}`);
+}
+const gatewayService = compose.services?.gateway;
+if (!gatewayService?.image) throw new Error("docker-compose.yml's gateway service names no image");
+const gatewayConfig = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'gateway-nginx', labels: { 'app.kubernetes.io/name': 'gateway', 'app.kubernetes.io/part-of': 'invoicing' } },
+  data: { 'nginx.conf': nginxConf },
+};
 write('gateway', 'gateway', GATEWAY_IP, {
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name: 'gateway', labels: { 'app.kubernetes.io/name': 'gateway', 'app.kubernetes.io/part-of': 'invoicing' } },
   spec: asPlayed('gateway', {
+    // As compose runs it (user 1000:1000, read-only root, no capability), nginx itself as the command.
     securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000 },
     containers: [
       {
         name: 'gateway',
-        image: 'invoicing/gateway:dev',
-        args: ['serve'],
-        env: [{ name: 'HOST', value: '0.0.0.0' }, { name: 'PORT', value: '8080' }, ...env],
+        image: gatewayService.image,
+        command: ['nginx', '-e', 'stderr', '-c', `${GATEWAY_CONF_DIR}/nginx.conf`, '-g', 'daemon off;'],
         ports: [{ name: 'http', containerPort: 8080 }],
+        readinessProbe: { httpGet: { path: '/health/ready', port: 'http' } },
+        volumeMounts: [
+          { name: 'config', mountPath: GATEWAY_CONF_DIR, readOnly: true },
+          { name: 'tmp', mountPath: '/tmp' },
+        ],
         securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
       },
     ],
+    volumes: [
+      { name: 'config', configMap: { name: gatewayConfig.metadata.name } },
+      { name: 'tmp', emptyDir: {} },
+    ],
   }),
-}, ['/health/ready', 8080]);
+}, ['/health/ready', 8080], [gatewayConfig]);
 
 // What podman 4.3's secretKeyRef reads: a podman secret whose content is the Secret's `data` as a JSON
 // object (values base64, as in the Secret); a whole Secret, YAML or JSON, is refused.
@@ -151,6 +188,6 @@ const ignored = {};
 for (const d of docs) if (!played.has(d.kind)) ignored[d.kind] = (ignored[d.kind] ?? 0) + 1;
 console.error(
   `rendered: ${deployments.length} Deployments, ${of('Job').length} Jobs (as Pods), ${of('ConfigMap').length} ConfigMaps, ${of('Secret').length} Secrets; ` +
-    `Services as host aliases (${of('Service').length}), the Ingress as a gateway pod (${upstreams.size} upstreams); ` +
+    `Services as host aliases (${of('Service').length}), the Ingress as an nginx gateway pod (${gatewayService.image}, ${upstreams.size} upstreams rendered by libs/gateway); ` +
     `not played (validated offline only, deploy/tests): ${Object.entries(ignored).map(([k, n]) => `${n} ${k}`).join(', ')}`,
 );

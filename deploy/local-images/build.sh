@@ -7,13 +7,14 @@
 #   postgres  postgres:16                           Debian's PostgreSQL 15 (16 is not in bookworm)
 #   redis     redis:7                               Debian's redis-server 7.0
 #   kafka     apache/kafka:4.3.1                    the Maven Central jars of tools/infra, Debian's OpenJDK 17
+#   nginx     nginx:1.28-bookworm                   (compose's gateway) Debian's nginx 1.22 (nginx-light) and curl
 #
 # Each stand-in is tagged docker.io/... (the name Docker and podman expand a short name to) and
 # localhost/... (where podman looks first), and labelled invoicing.local-image. Nothing is pulled: a
 # machine that reaches Docker Hub needs none of this (docker compose pulls the official images), and
 # an official image already present under one of these names is never replaced.
 #
-#   bash deploy/local-images/build.sh [options] [base|node|postgres|redis|kafka ...]   (default: all)
+#   bash deploy/local-images/build.sh [options] [base|node|postgres|redis|kafka|nginx ...]   (default: all)
 #     --rebuild   rebuild the images even when up to date (downloads and the debootstrap tarball stay)
 #     --refetch   also download again: debootstrap, Node.js/npm tarballs (the Kafka jars: tools/infra)
 #     --remove    remove the stand-ins (only images labelled invoicing.local-image)
@@ -57,7 +58,7 @@ while [ $# -gt 0 ]; do
     --remove) action=remove ;;
     --list) action=list ;;
     -h | --help) usage ;;
-    base | node | postgres | redis | kafka) targets+=("$1") ;;
+    base | node | postgres | redis | kafka | nginx) targets+=("$1") ;;
     *)
       echo "unknown argument: $1" >&2
       usage
@@ -65,7 +66,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#targets[@]} -gt 0 ] || targets=(base node postgres redis kafka)
+[ ${#targets[@]} -gt 0 ] || targets=(base node postgres redis kafka nginx)
 
 li_require_podman
 
@@ -83,12 +84,16 @@ NODE_IMAGE="$(sed -n 's/^ARG NODE_IMAGE=//p' "$REPO_ROOT/Dockerfile" | head -n 1
 PG_IMAGE="$(compose_image postgres)"
 REDIS_IMAGE="$(compose_image redis)"
 KAFKA_IMAGE="$(compose_image kafka)"
-for v in NODE_IMAGE PG_IMAGE REDIS_IMAGE KAFKA_IMAGE; do
+NGINX_IMAGE="$(compose_image gateway)"
+for v in NODE_IMAGE PG_IMAGE REDIS_IMAGE KAFKA_IMAGE NGINX_IMAGE; do
   [ -n "${!v}" ] || li_die "could not read $v from the Dockerfile / docker-compose.yml"
 done
 KAFKA_VERSION="${KAFKA_IMAGE##*:}"
 case "$NODE_IMAGE" in node:"${NODE_VERSION%%.*}"-bookworm*) ;; *) li_die "the Dockerfile wants $NODE_IMAGE; this script makes Node $NODE_VERSION on bookworm (set NODE_VERSION)" ;; esac
 case "$REDIS_IMAGE" in redis:7 | redis:7.*) ;; *) li_die "docker-compose.yml wants $REDIS_IMAGE; Debian bookworm has Redis 7.0" ;; esac
+# The gateway runs the official nginx image's Debian flavour: any nginx 1.x on bookworm is stood in for
+# by Debian's (the configuration libs/gateway renders is tested with Debian's nginx 1.22).
+case "$NGINX_IMAGE" in nginx:1.*-bookworm | nginx:1.*-bookworm-*) ;; *) li_die "docker-compose.yml's gateway wants $NGINX_IMAGE; this script stands in for nginx:<1.x>-bookworm only" ;; esac
 
 # docker.io/library/postgres:16 for postgres:16, docker.io/apache/kafka:4.3.1 for apache/kafka:4.3.1.
 qualified() {
@@ -111,6 +116,7 @@ image_for() {
     postgres) echo "$PG_IMAGE" ;;
     redis) echo "$REDIS_IMAGE" ;;
     kafka) echo "$KAFKA_IMAGE" ;;
+    nginx) echo "$NGINX_IMAGE" ;;
   esac
 }
 
@@ -346,9 +352,24 @@ build_kafka() {
   report kafka "$KAFKA_IMAGE" built $((SECONDS - t0))
 }
 
+build_nginx() {
+  local t0=$SECONDS recipe ctx
+  require_base
+  recipe="$(li_hash "$LI_DIR/nginx" -- "$(li_image_id "$BASE_IMAGE")")"
+  if ! must_build "$(qualified "$NGINX_IMAGE")" "$recipe"; then
+    retag "$NGINX_IMAGE"
+    report nginx "$NGINX_IMAGE" "$skip_reason" 0
+    return 0
+  fi
+  li_log "note: $NGINX_IMAGE is a stand-in running Debian $DEBIAN_SUITE's nginx"
+  ctx="$(stage_context nginx)"
+  build_standin nginx "$NGINX_IMAGE" "$ctx" "$recipe"
+  report nginx "$NGINX_IMAGE" built $((SECONDS - t0))
+}
+
 started=$SECONDS
 # The base first: the others are built on it.
-for t in base node postgres redis kafka; do
+for t in base node postgres redis kafka nginx; do
   for want in "${targets[@]}"; do
     if [ "$want" = "$t" ]; then "build_$t"; fi
   done

@@ -2,8 +2,10 @@
 // Reads one service of docker-compose.yml and prints, NUL-separated, what smoke.sh hands to podman:
 //
 //   node compose-service.cjs run-args SERVICE   --env K=V ..., --volume SRC:DST[:ro] ... (bind mounts
-//                                               only, relative to the repository), --entrypoint, the
-//                                               image, then the command
+//                                               only, relative to the repository), the hardening
+//                                               (--user, --read-only, --tmpfs, --cap-drop,
+//                                               --security-opt, --init), --entrypoint, the image,
+//                                               then the command
 //   node compose-service.cjs health SERVICE     the health check's test as an argv (CMD-SHELL: sh -c)
 //   node compose-service.cjs image SERVICE      the image
 //
@@ -15,7 +17,8 @@ const YAML = require('yaml');
 
 const root = resolve(__dirname, '..', '..');
 const [mode, name] = process.argv.slice(2);
-const compose = YAML.parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'));
+// merge: the `<<: *hardening` keys, as Compose applies them.
+const compose = YAML.parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
 const service = compose.services?.[name];
 if (!service || !['run-args', 'health', 'image'].includes(mode)) {
   console.error('usage: compose-service.cjs run-args|health|image SERVICE (a service of docker-compose.yml)');
@@ -41,6 +44,12 @@ if (mode === 'image') {
     // Named volumes (postgres-data) stay anonymous here: the smoke test starts from nothing.
     if (source.startsWith('.') || source.startsWith('/')) out.push('--volume', [resolve(root, source), ...rest].join(':'));
   }
+  if (service.user !== undefined) out.push('--user', String(service.user));
+  if (service.read_only) out.push('--read-only');
+  for (const tmpfs of [].concat(service.tmpfs ?? [])) out.push('--tmpfs', tmpfs);
+  for (const cap of service.cap_drop ?? []) out.push('--cap-drop', cap);
+  for (const opt of service.security_opt ?? []) out.push('--security-opt', opt);
+  if (service.init) out.push('--init');
   if (service.entrypoint) out.push('--entrypoint', JSON.stringify([].concat(service.entrypoint)));
   out.push(service.image);
   if (service.command) {

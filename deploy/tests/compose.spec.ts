@@ -73,7 +73,9 @@ describe('docker-compose.yml', () => {
       expect({ name, present: !!service }).toEqual({ name, present: true });
       expect(service.build).toEqual({ context: '.', args: { APP: name, PORT: String(SERVICES[name].port) } });
     }
-    expect(compose.services.gateway.build?.args).toEqual({ APP: 'gateway', PORT: '8080' });
+    // Only the platform's services are built; nothing builds an image of its own for the gateway.
+    const built = Object.entries(compose.services).filter(([, s]) => s.build).map(([, s]) => appOf(s));
+    expect([...new Set(built)].sort()).toEqual([...landedServices()].sort());
     expect(compose.services.gateway.ports).toEqual(['8080:8080']);
     // Only the gateway is published: the rest is reached through it.
     const published = Object.entries(compose.services).filter(([, s]) => s.ports?.length).map(([n]) => n);
@@ -132,7 +134,29 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('checks readiness (not just liveness) of every app container, and hardens them', () => {
+  it('runs the gateway as the official nginx image (Debian), nginx itself as the entry point, as uid 1000', () => {
+    const gateway = compose.services.gateway;
+    expect(gateway.build).toBeUndefined();
+    expect(gateway.image).toMatch(/^nginx:1\.\d+-bookworm$/);
+    expect(gateway.user).toBe('1000:1000');
+    // Not the image's /docker-entrypoint.sh, whose scripts write to /etc/nginx (read-only here).
+    expect(gateway.entrypoint).toEqual(['nginx', '-e', 'stderr', '-c', '/etc/nginx/gateway.conf', '-g', 'daemon off;']);
+    expect(gateway.command).toBeUndefined();
+    expect(gateway.stop_signal).toBe('SIGQUIT');
+    // Health on the gateway's own readiness answer, with the curl the official Debian image carries.
+    expect(JSON.stringify(gateway.healthcheck?.test)).toMatch(/curl [^"]*http:\/\/127\.0\.0\.1:8080\/health\/ready/);
+    expect(Object.keys(gateway.depends_on ?? {}).sort()).toEqual([...landedServices()].sort());
+  });
+
+  it('checks readiness (not just liveness) of every app container and the gateway, and hardens them', () => {
+    const gateway = compose.services.gateway;
+    expect({ read_only: gateway.read_only, cap_drop: gateway.cap_drop, init: gateway.init, tmpfs: gateway.tmpfs, security_opt: gateway.security_opt }).toEqual({
+      read_only: true,
+      cap_drop: ['ALL'],
+      init: true,
+      tmpfs: ['/tmp'],
+      security_opt: ['no-new-privileges:true'],
+    });
     for (const [name, service] of Object.entries(compose.services)) {
       if (!appOf(service)) continue;
       expect({ name, read_only: service.read_only, cap_drop: service.cap_drop }).toEqual({ name, read_only: true, cap_drop: ['ALL'] });

@@ -36,7 +36,7 @@ describe('Dockerfile (one image per app, chosen with APP)', () => {
     const joined = build.join('\n');
     expect(joined).toMatch(/^RUN npm ci\b(?!.*--omit).*&& test -x node_modules\/\.bin\/nx$/m);
     expect(joined).toMatch(/^RUN npx nx run-many -t build --projects=tag:type:app\b/m);
-    // The same layers for all eight images: one install and one build, whatever APP is.
+    // The same layers for all seven images: one install and one build, whatever APP is.
     expect(build.filter((l) => /^ARG\b/.test(l) || /\$\{?APP\b/.test(l))).toEqual([]);
   });
 

@@ -1,13 +1,11 @@
-import { GATEWAY_PORT, GATEWAY_ROUTES, SERVICES, ServiceName } from '@invoicing/contracts';
-import { environmentOf, loadCompose } from './support/compose';
+import { GATEWAY_PORT, GATEWAY_ROUTES, SERVICES } from '@invoicing/contracts';
+import { GATEWAY_LIMITS, namedUpstreams } from '@invoicing/gateway';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadCompose } from './support/compose';
+import { COMPOSE_GATEWAY_CONF, committedComposeConfig, freshComposeConfig, parseNginxRouting, routedPrefixes } from './support/gateway';
 import { K8sObject, named, OVERLAYS, render, renderOverlay } from './support/manifests';
-import { landedServices, runJsonCommand } from './support/platform';
-
-interface GatewayRouteLine {
-  prefix: string;
-  service: ServiceName;
-  upstream: string;
-}
+import { landedServices, ROOT } from './support/platform';
 
 interface IngressPath {
   path: string;
@@ -31,30 +29,46 @@ function ingressRoutes(ingress: K8sObject) {
     .sort((a, b) => a.prefix.localeCompare(b.prefix));
 }
 
-describe('route tables: gateway, docker-compose and Ingress agree with GATEWAY_ROUTES', () => {
+describe('route tables: the nginx gateway of docker-compose and the Ingress agree with GATEWAY_ROUTES', () => {
   const compose = loadCompose();
+  const gateway = compose.services.gateway;
+  const conf = committedComposeConfig();
 
-  it('the built gateway routes every prefix to its service (local defaults: loopback ports of SERVICES)', () => {
-    const routes = runJsonCommand<GatewayRouteLine[]>('gateway', 'routes', {});
-    expect(routes.map((r) => ({ prefix: r.prefix, service: r.service, port: Number(new URL(r.upstream).port) })).sort((a, b) => a.prefix.localeCompare(b.prefix))).toEqual(expected);
-    for (const r of routes) expect(new URL(r.upstream).hostname).toBe('127.0.0.1');
+  it(`${COMPOSE_GATEWAY_CONF} is exactly libs/gateway's compose render (generated, never edited by hand)`, () => {
+    // On a difference: npx tsx --tsconfig libs/gateway/tsconfig.spec.json libs/gateway/src/cli.ts compose > deploy/compose/gateway.nginx.conf
+    expect(conf).toBe(freshComposeConfig());
   });
 
-  it("compose's gateway environment sends every prefix to the compose service of that name and port", () => {
-    const env = environmentOf(compose.services.gateway);
-    const routes = runJsonCommand<GatewayRouteLine[]>('gateway', 'routes', env);
-    const actual = routes
-      .map((r) => {
-        const url = new URL(r.upstream);
-        return { prefix: r.prefix, service: r.service, port: Number(url.port), host: url.hostname };
+  it('that configuration routes every prefix to the compose service of that name, at its port', () => {
+    const routes = routedPrefixes(parseNginxRouting(conf))
+      .map(({ prefix, server }) => {
+        const [host, port] = server.split(':');
+        return { prefix, service: host, port: Number(port) };
       })
       .sort((a, b) => a.prefix.localeCompare(b.prefix));
-    expect(actual).toEqual(expected.map((e) => ({ ...e, host: e.service })));
-    // No upstream left at its loopback default: every variable is set in compose.
-    const spec = runJsonCommand<{ name: string }[]>('gateway', 'env-spec', {}).map((v) => v.name).filter((n) => n.endsWith('_URL'));
-    expect(Object.keys(env).filter((k) => k.endsWith('_URL')).sort()).toEqual(spec.sort());
-    // ... and the compose services behind those names listen on those ports.
+    expect(routes).toEqual(expected);
+  });
+
+  it('its upstream blocks name every compose service at its port, and those services listen there', () => {
+    const servers = Object.values(parseNginxRouting(conf).upstreams).sort();
+    expect(servers).toEqual(Object.values(namedUpstreams()).sort());
+    for (const server of servers) {
+      const [host, port] = server.split(':');
+      expect({ server, composeService: !!compose.services[host] }).toEqual({ server, composeService: true });
+      expect(Number(port)).toBe(SERVICES[host as keyof typeof SERVICES].port);
+    }
     for (const name of landedServices()) expect(compose.services[name].build?.args?.PORT).toBe(String(SERVICES[name].port));
+  });
+
+  it("compose's gateway runs nginx with exactly that file, mounted read-only", () => {
+    const mount = (gateway.volumes ?? []).find((v) => v.startsWith(`./${COMPOSE_GATEWAY_CONF}:`));
+    expect(mount).toBeDefined();
+    const [, target, mode] = (mount as string).split(':');
+    expect(mode).toBe('ro');
+    const entrypoint = [gateway.entrypoint ?? []].flat();
+    expect(entrypoint[0]).toBe('nginx');
+    expect(entrypoint[entrypoint.indexOf('-c') + 1]).toBe(target);
+    expect(entrypoint.slice(entrypoint.indexOf('-g'))).toEqual(['-g', 'daemon off;']);
   });
 
   it('the Ingress of the base has exactly the paths of GATEWAY_ROUTES, as Prefix, to the right Service port', () => {
@@ -79,7 +93,57 @@ describe('route tables: gateway, docker-compose and Ingress agree with GATEWAY_R
   });
 
   it('the gateway port is the base URL port everywhere', () => {
-    expect(compose.services.gateway.ports).toEqual([`${GATEWAY_PORT}:${GATEWAY_PORT}`]);
-    expect(runJsonCommand<{ name: string }[]>('gateway', 'env-spec', {}).some((v) => v.name === 'PORT')).toBe(true);
+    expect(gateway.ports).toEqual([`${GATEWAY_PORT}:${GATEWAY_PORT}`]);
+    // The public listener (first server block) on every address of the container; stub_status on loopback only.
+    expect(parseNginxRouting(conf).listens).toEqual([String(GATEWAY_PORT), '127.0.0.1:9080']);
+  });
+});
+
+/** ingress-nginx's annotation values for the limits of libs/gateway/src/limits.ts. */
+function expectedIngressAnnotations(conf: string): Record<string, string> {
+  const mib = 1024 * 1024;
+  expect(GATEWAY_LIMITS.bodyBytes % mib).toBe(0);
+  const seconds = (ms: number) => {
+    expect(ms % 1000).toBe(0);
+    return String(ms / 1000);
+  };
+  // The in-memory body buffer is the gateway's own (nginx-config.ts), not a limit: taken from the render.
+  const bodyBuffer = /^ {2}client_body_buffer_size (\S+);$/m.exec(conf)?.[1];
+  expect(bodyBuffer).toBeDefined();
+  const prefix = 'nginx.ingress.kubernetes.io/';
+  return {
+    [`${prefix}proxy-body-size`]: `${GATEWAY_LIMITS.bodyBytes / mib}m`,
+    [`${prefix}proxy-request-buffering`]: 'on',
+    [`${prefix}client-body-buffer-size`]: bodyBuffer as string,
+    [`${prefix}proxy-read-timeout`]: seconds(GATEWAY_LIMITS.upstreamTimeoutMs),
+    [`${prefix}proxy-send-timeout`]: seconds(GATEWAY_LIMITS.upstreamTimeoutMs),
+    [`${prefix}proxy-connect-timeout`]: seconds(GATEWAY_LIMITS.connectTimeoutMs),
+  };
+}
+
+describe('limits: the Ingress and its controller enforce what the nginx gateway does (GATEWAY_LIMITS)', () => {
+  const conf = committedComposeConfig();
+
+  it.each(['base', ...OVERLAYS.map((o) => `overlays/${o}`)])('the Ingress of %s carries the limits as ingress-nginx annotations', (dir) => {
+    const ingress = named(render(dir), 'Ingress', 'invoicing') as K8sObject;
+    const annotations = ingress.metadata.annotations ?? {};
+    const expectedAnnotations = expectedIngressAnnotations(conf);
+    expect(Object.fromEntries(Object.keys(expectedAnnotations).map((k) => [k, annotations[k]]))).toEqual(expectedAnnotations);
+    // No snippet: the limits are plain annotations, which controllers with snippets disabled still honour.
+    expect(Object.keys(annotations).filter((k) => k.endsWith('-snippet'))).toEqual([]);
+  });
+
+  it('the same numbers are in the rendered gateway configuration', () => {
+    expect(conf).toContain(`client_max_body_size ${GATEWAY_LIMITS.bodyBytes};`);
+    expect(conf).toContain(`large_client_header_buffers ${GATEWAY_LIMITS.headBuffers} ${GATEWAY_LIMITS.lineBytes};`);
+    expect(conf).toContain(`proxy_read_timeout ${GATEWAY_LIMITS.upstreamTimeoutMs}ms;`);
+    expect(conf).toContain(`proxy_connect_timeout ${GATEWAY_LIMITS.connectTimeoutMs}ms;`);
+  });
+
+  it("deploy/README.md gives the controller's header buffers (a ConfigMap key, not an annotation) and forwarding defaults", () => {
+    const readme = readFileSync(join(ROOT, 'deploy/README.md'), 'utf8');
+    expect(GATEWAY_LIMITS.lineBytes % 1024).toBe(0);
+    expect(readme).toContain(`large-client-header-buffers: "${GATEWAY_LIMITS.headBuffers} ${GATEWAY_LIMITS.lineBytes / 1024}k"`);
+    for (const line of ['generate-request-id: "true"', 'use-forwarded-headers: "false"', 'compute-full-forwarded-for: "false"']) expect(readme).toContain(line);
   });
 });

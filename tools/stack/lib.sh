@@ -2,23 +2,33 @@
 
 stack_main() { echo "dist/apps/$1/apps/$1/src/main.js"; }
 
-# True when the pid in <name>.pid is alive and is still the node process we started.
+# The gateway's folder: its rendered nginx.conf, pid file and buffered bodies.
+stack_gateway_dir() { echo "$STACK_DIR/gateway"; }
+
+# What the process of <name> has in its command line: the app's main.js, or the gateway's nginx.conf.
+stack_signature() {
+  if [ "$1" = gateway ]; then echo "$(stack_gateway_dir)/nginx.conf"; else stack_main "$1"; fi
+}
+
+# True when the pid in <name>.pid is alive and is still the process we started.
 stack_running() {
   local pidfile="$STACK_DIR/$1.pid" pid
   [ -f "$pidfile" ] || return 1
   pid="$(cat "$pidfile")"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$(stack_main "$1")"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$(stack_signature "$1")"
 }
 
-# SIGTERM (the services drain in-flight requests), up to 20 s, then SIGKILL. Returns 1 when nothing ran.
+# SIGTERM (the services drain in-flight requests; nginx is sent SIGQUIT, its graceful stop), up to
+# 20 s, then SIGKILL. Returns 1 when nothing ran.
 stack_stop() {
-  local name="$1" pidfile="$STACK_DIR/$1.pid" pid i
+  local name="$1" pidfile="$STACK_DIR/$1.pid" pid i signal=TERM
   if ! stack_running "$name"; then
     rm -f "$pidfile"
     return 1
   fi
   pid="$(cat "$pidfile")"
-  kill -TERM "$pid" 2>/dev/null || true
+  [ "$name" = gateway ] && signal=QUIT
+  kill "-$signal" "$pid" 2>/dev/null || true
   for i in $(seq 1 200); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
@@ -43,6 +53,24 @@ stack_start() {
   echo "===== $(date -u +%Y-%m-%dT%H:%M:%SZ) starting $name =====" >>"$LOG_DIR/$name.log"
   env "$@" setsid node "$main" serve >>"$LOG_DIR/$name.log" 2>&1 </dev/null &
   echo $! >"$STACK_DIR/$name.pid"
+}
+
+# stack_start_gateway PORT OFFSET: renders the gateway's nginx.conf for the services on this machine
+# (their ports + OFFSET, connecting from 127.0.0.2), checks it, and runs nginx in the foreground of
+# its own session; its access log (JSON lines) and error log go to logs/gateway.log.
+stack_start_gateway() {
+  local port="$1" offset="$2" dir
+  dir="$(stack_gateway_dir)"
+  mkdir -p "$dir"
+  chmod 755 "$dir"
+  npx --no-install tsx --tsconfig libs/gateway/tsconfig.spec.json libs/gateway/src/cli.ts render \
+    --offset "$offset" --listen "127.0.0.1:$port" --runtime-dir "$dir" --proxy-bind 127.0.0.2 \
+    --access-log "$LOG_DIR/gateway.log" --error-log stderr --out "$dir/nginx.conf"
+  nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+  "$nginx_bin" -p "$dir" -e stderr -c "$dir/nginx.conf" -t -q || { echo "stack: error: nginx refused $dir/nginx.conf" >&2; exit 1; }
+  echo "===== $(date -u +%Y-%m-%dT%H:%M:%SZ) starting gateway =====" >>"$LOG_DIR/gateway.log"
+  setsid "$nginx_bin" -p "$dir" -e stderr -c "$dir/nginx.conf" -g 'daemon off;' >>"$LOG_DIR/gateway.log" 2>&1 </dev/null &
+  echo $! >"$STACK_DIR/gateway.pid"
 }
 
 stack_wait_ready() {

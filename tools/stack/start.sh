@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts the whole platform locally with no configuration: dependencies, infrastructure (Postgres,
 # Redis, Kafka), a build of every app, every service's migrations, every built service and the
-# gateway in the background, then waits until each one is ready and prints the base URL.
+# gateway (Debian's nginx with the configuration libs/gateway renders from the platform table) in
+# the background, then waits until each one is ready and prints the base URL.
 #
 # Idempotent: run it again after a change and it rebuilds and restarts what it started before.
 # Services of the platform table (libs/contracts/src/platform.ts) that are not built yet are
@@ -40,25 +41,27 @@ source tools/stack/lib.sh
 mapfile -t TABLE < <(npx --no-install tsx tools/stack/services.ts)
 [ "${#TABLE[@]}" -gt 1 ] || die "could not read the service table from libs/contracts/src/platform.ts"
 
-# Every service's URL, from the same table (AUTH_SERVICE_URL=http://127.0.0.1:3001 ...).
-gateway_env=()
+# Every service's URL, from the same table (AUTH_SERVICE_URL=http://127.0.0.1:3001 ...): services
+# that check references against another service call it with them, the rest ignore them.
+service_env=()
 for row in "${TABLE[@]}"; do
   read -r name port kind <<<"$row"
   [ "$kind" = gateway ] && continue
   var="$(tr 'a-z-' 'A-Z_' <<<"$name")_URL"
-  gateway_env+=("$var=http://127.0.0.1:$((port + OFFSET))")
+  service_env+=("$var=http://127.0.0.1:$((port + OFFSET))")
 done
-# The gateway connects to the services from 127.0.0.2, and the services believe X-Forwarded-For
-# from that address only: a caller of a service's own port on 127.0.0.1 cannot claim another
-# address (ADR 0022). A local process that binds 127.0.0.2 itself still can: this is a dev stack.
-gateway_env+=("UPSTREAM_SOURCE_ADDRESS=127.0.0.2" "TRUSTED_PROXIES=127.0.0.2")
+# The gateway connects to the services from 127.0.0.2 (nginx's proxy_bind), and the services believe
+# X-Forwarded-For from that address only: a caller of a service's own port on 127.0.0.1 cannot claim
+# another address (ADR 0022). A local process that binds 127.0.0.2 itself still can: this is a dev stack.
+service_env+=("TRUSTED_PROXIES=127.0.0.2")
 
 # Services first (the gateway answers 503 for an upstream that is not up yet), gateway last.
 started=()
-base_url=""
+gateway_port=""
 for row in "${TABLE[@]}"; do
   read -r name port kind <<<"$row"
   port=$((port + OFFSET))
+  if [ "$kind" = gateway ]; then gateway_port=$port; continue; fi
   main="$(stack_main "$name")"
   if [ ! -f "$main" ]; then
     say "skipping $name: $main does not exist (apps/$name is not in this checkout yet)"
@@ -71,18 +74,22 @@ for row in "${TABLE[@]}"; do
     node "$main" migrate >>"$LOG_DIR/$name.log" 2>&1 || { tail -n 20 "$LOG_DIR/$name.log" >&2; die "$name migrate failed"; }
   fi
   say "starting $name on port $port"
-  # Every process gets every <SERVICE>_URL: the gateway routes with them, services that check
-  # references against another service call it with them, the rest ignore them.
-  if [ "$kind" = gateway ]; then base_url="http://localhost:$port"; fi
-  stack_start "$name" "$main" "PORT=$port" "${gateway_env[@]}"
+  stack_start "$name" "$main" "PORT=$port" "${service_env[@]}"
   started+=("$name:$port")
 done
+
+[ -n "$gateway_port" ] || die "no gateway port in the platform table"
+stack_stop gateway || true
+stack_port_free "$gateway_port" || die "port $gateway_port (for the gateway) is taken by a process this script did not start; stop it first"
+say "starting the gateway (nginx) on port $gateway_port"
+stack_start_gateway "$gateway_port" "$OFFSET"
+started+=("gateway:$gateway_port")
+base_url="http://localhost:$gateway_port"
 
 for entry in "${started[@]}"; do
   stack_wait_ready "${entry%%:*}" "${entry##*:}" "$READY_TIMEOUT"
 done
 
-[ -n "$base_url" ] || die "the gateway was not built (dist/apps/gateway missing)"
 auth_main="$(stack_main auth-service)"
 cat <<MSG
 

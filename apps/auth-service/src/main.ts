@@ -1,3 +1,5 @@
+// First: starts tracing (when OTEL_EXPORTER_OTLP_ENDPOINT is set) before any instrumented module loads.
+import './tracing';
 import 'reflect-metadata';
 import { printJson, runCli, runMigrations, SERVING } from '@invoicing/service-kit';
 import { createAuthApp, startAuthApp } from './auth-app';

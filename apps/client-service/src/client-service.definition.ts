@@ -1,5 +1,6 @@
 import type { ResourceServiceDefinition } from '@invoicing/resource-api';
 import { Clients1763700400000 } from './database/migrations/1763700400000-clients';
+import { OutboxTraceContext1763701000000 } from './database/migrations/1763701000000-outbox-trace-context';
 import { ClientEntity } from './clients/client.entity';
 import { CLIENT_RESOURCE } from './clients/client.resource';
 
@@ -10,6 +11,6 @@ export const CLIENT_SERVICE: ResourceServiceDefinition = {
   defaultPort: 3003,
   references: CLIENT_RESOURCE.references,
   entities: [ClientEntity],
-  migrations: [Clients1763700400000],
+  migrations: [Clients1763700400000, OutboxTraceContext1763701000000],
   resource: CLIENT_RESOURCE,
 };

@@ -1,5 +1,6 @@
 import type { ResourceServiceDefinition } from '@invoicing/resource-api';
 import { Expenses1763700400000 } from './database/migrations/1763700400000-expenses';
+import { OutboxTraceContext1763701000000 } from './database/migrations/1763701000000-outbox-trace-context';
 import { ExpenseEntity } from './expenses/expense.entity';
 import { EXPENSE_RESOURCE } from './expenses/expense.resource';
 
@@ -10,6 +11,6 @@ export const EXPENSE_SERVICE: ResourceServiceDefinition = {
   defaultPort: 3006,
   references: EXPENSE_RESOURCE.references,
   entities: [ExpenseEntity],
-  migrations: [Expenses1763700400000],
+  migrations: [Expenses1763700400000, OutboxTraceContext1763701000000],
   resource: EXPENSE_RESOURCE,
 };

@@ -2,6 +2,7 @@ import type { ResourceServiceDefinition } from '@invoicing/resource-api';
 import { Invoices1763700100000 } from './database/migrations/1763700100000-invoices';
 import { ReferencesAndEvents1763700300000 } from './database/migrations/1763700300000-references-and-events';
 import { InvoiceContentBytes1763700600000 } from './database/migrations/1763700600000-invoice-content-bytes';
+import { OutboxTraceContext1763701000000 } from './database/migrations/1763701000000-outbox-trace-context';
 import { InvoiceEntity } from './invoices/invoice.entity';
 import { INVOICE_RESOURCE } from './invoices/invoice.resource';
 
@@ -12,6 +13,6 @@ export const INVOICE_SERVICE: ResourceServiceDefinition = {
   defaultPort: 3002,
   references: INVOICE_RESOURCE.references,
   entities: [InvoiceEntity],
-  migrations: [Invoices1763700100000, ReferencesAndEvents1763700300000, InvoiceContentBytes1763700600000],
+  migrations: [Invoices1763700100000, ReferencesAndEvents1763700300000, InvoiceContentBytes1763700600000, OutboxTraceContext1763701000000],
   resource: INVOICE_RESOURCE,
 };

@@ -1,3 +1,5 @@
+// First: starts tracing (when OTEL_EXPORTER_OTLP_ENDPOINT is set) before any instrumented module loads.
+import './tracing';
 import 'reflect-metadata';
 import { runResourceService } from '@invoicing/resource-api';
 import { INVOICE_SERVICE } from './invoice-service.definition';

@@ -90,7 +90,7 @@ describe("a key's life, at every resource service", () => {
     expect({ status: refused.status, error: refused.body.error }).toEqual({ status: 401, error: 'invalid_client' });
   });
 
-  it('applies a change of the allowlist to tokens already issued, at all five services within a second, and undoes it as fast', async () => {
+  itWhen(!STACK.external, "a running stack sees this test from its published port's bridge address, not 127.0.0.1")('applies a change of the allowlist to tokens already issued, at all five services within a second, and undoes it as fast', async () => {
     const key = await user.createKey({ scopes: SCOPES, allowed_ips: ['127.0.0.1'] });
     // Through the gateway the auth service sees the test's address, 127.0.0.1: inside the list.
     const issued = await exchange(key);

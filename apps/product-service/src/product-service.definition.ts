@@ -1,5 +1,6 @@
 import type { ResourceServiceDefinition } from '@invoicing/resource-api';
 import { Products1763700400000 } from './database/migrations/1763700400000-products';
+import { OutboxTraceContext1763701000000 } from './database/migrations/1763701000000-outbox-trace-context';
 import { ProductEntity } from './products/product.entity';
 import { PRODUCT_RESOURCE } from './products/product.resource';
 
@@ -10,6 +11,6 @@ export const PRODUCT_SERVICE: ResourceServiceDefinition = {
   defaultPort: 3005,
   references: PRODUCT_RESOURCE.references,
   entities: [ProductEntity],
-  migrations: [Products1763700400000],
+  migrations: [Products1763700400000, OutboxTraceContext1763701000000],
   resource: PRODUCT_RESOURCE,
 };

@@ -15,6 +15,12 @@ export interface ComposeService {
   restart?: string;
   read_only?: boolean;
   cap_drop?: string[];
+  user?: string;
+  init?: boolean;
+  tmpfs?: string[] | string;
+  security_opt?: string[];
+  stop_signal?: string;
+  volumes?: string[];
 }
 
 export interface ComposeFile {

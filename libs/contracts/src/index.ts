@@ -10,3 +10,4 @@ export { CURL_SAMPLE_LABEL, SDK_SAMPLE_LABEL } from './openapi/code-samples';
 export type { CodeSample } from './openapi/code-samples';
 export * from './allowed-ips';
 export * from './events/audit-events';
+export * from './problems';

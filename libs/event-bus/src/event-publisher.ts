@@ -1,13 +1,21 @@
 import { Kafka, Partitioners, Producer } from 'kafkajs';
+import { sendWithTrace } from './tracing/message-tracing';
 
 export interface OutgoingMessage {
   /** Partitioning key: messages with one key stay in order. */
   key: string;
   value: string;
+  /**
+   * A `traceparent` here (the outbox relay copies its row's) is the parent of the message's send
+   * span; the publisher replaces it with that span's own (tracing/message-tracing.ts).
+   */
   headers?: Record<string, string>;
 }
 
-/** Publishes to Kafka with `acks=all`; throws when the broker is unreachable. */
+/**
+ * Publishes to Kafka with `acks=all`; throws when the broker is unreachable. Each message carries the
+ * trace context of its send span, a child of its own `traceparent` or of the active span.
+ */
 export interface EventPublisher {
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   close(): Promise<void>;
@@ -22,7 +30,7 @@ export class KafkaEventPublisher implements EventPublisher {
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     const producer = await this.connected();
     try {
-      await producer.send({ topic, acks: -1, messages });
+      await sendWithTrace(topic, messages, (traced) => producer.send({ topic, acks: -1, messages: traced }));
     } catch (e) {
       // A producer that failed mid-flight may hold a stale connection: start over next time.
       await this.reset();

@@ -1,5 +1,6 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import { IncomingMessage, incomingMessage, Subscription, subscriptionConsumer } from './kafka-client';
+import { processWithTrace } from './tracing/message-tracing';
 
 export interface GroupSubscriberOptions {
   topic: string;
@@ -36,7 +37,8 @@ export class KafkaGroupSubscriber {
       await consumer.subscribe({ topics: [this.options.topic], fromBeginning: true });
       await consumer.run({
         autoCommit: true,
-        eachMessage: async ({ topic, partition, message }) => this.options.handle(incomingMessage(topic, partition, message)),
+        eachMessage: async ({ topic, partition, message }) =>
+          processWithTrace(topic, partition, message, this.options.groupId, () => this.options.handle(incomingMessage(topic, partition, message))),
       });
     } catch (e) {
       // Connecting or joining failed: leave nothing half-open behind (start() or a relaunch retries).

@@ -1,5 +1,6 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import { IncomingMessage, incomingMessage, Subscription, subscriptionConsumer } from './kafka-client';
+import { processWithTrace } from './tracing/message-tracing';
 
 export interface ReplayingSubscriberOptions {
   topic: string;
@@ -119,7 +120,7 @@ export class KafkaReplayingSubscriber {
         autoCommit: true,
         autoCommitInterval: 1000,
         eachMessage: async ({ topic: t, partition, message }) => {
-          await this.options.handle(incomingMessage(t, partition, message));
+          await processWithTrace(t, partition, message, this.options.groupId, () => this.options.handle(incomingMessage(t, partition, message)));
           if (this.consumer !== consumer) return;
           const target = this.targets.get(partition);
           if (target !== undefined && BigInt(message.offset) + 1n >= target) this.targets.delete(partition);

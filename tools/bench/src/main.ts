@@ -11,7 +11,9 @@
 import 'reflect-metadata';
 import { ALL_SCOPES, Resource, serviceUrlVariable } from '@invoicing/contracts';
 import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
+import { loopbackUpstreams, prepareNginx } from '@invoicing/gateway';
 import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Figure, load } from './load';
@@ -19,7 +21,6 @@ import { setupKeycloak } from './peers/keycloak';
 import {
   exchange,
   exchangeBody,
-  GATEWAY_URL,
   mainOf,
   RESOURCE_SERVICES,
   RESOURCES,
@@ -139,6 +140,37 @@ async function main(): Promise<void> {
     env: { PORT: '4204', MODE: 'read', ...jwtEnv, DATABASE_URL: process.env.FLOOR_PRODUCTS_DATABASE_URL ?? 'postgres://product_app:product_app_dev@127.0.0.1:5432/invoicing' },
     logFile: join(LOGS, 'floor-read.log'),
   });
+  // Tracing on: a second auth service and a second product service (rate limit lifted) exporting
+  // every span over OTLP/HTTP to a sink that keeps nothing (peers/otlp-sink.mjs).
+  const sink = await startProcess('node', [join(__dirname, 'peers', 'otlp-sink.mjs')], { env: { PORT: '4220' }, logFile: join(LOGS, 'otlp-sink.log') });
+  const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: String(sink.info.url) };
+  const tracedAuth = 'http://127.0.0.1:3951';
+  const tracedProducts = 'http://127.0.0.1:3955';
+  await startProcess('node', [mainOf('auth-service'), 'serve'], {
+    env: { ...owners, ...traced, OTEL_SERVICE_NAME: 'auth-service', PORT: '3951', TRUSTED_PROXIES: '127.0.0.2', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+    logFile: join(LOGS, 'auth-service-traced.log'),
+    readyUrl: `${tracedAuth}/health/ready`,
+  });
+  await startProcess('node', [mainOf('product-service'), 'serve'], {
+    env: { ...owners, ...traced, OTEL_SERVICE_NAME: 'product-service', PORT: '3955', RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', TRUSTED_PROXIES: '127.0.0.2', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+    logFile: join(LOGS, 'product-service-traced.log'),
+    readyUrl: `${tracedProducts}/health/ready`,
+  });
+  // Two gateways with the configuration the stack runs (libs/gateway, one nginx worker), one in front
+  // of the untraced instances measured directly (the stack's auth service, the second product
+  // service), one in front of the traced ones: "through the gateway" and "tracing on" are each one
+  // change from the direct figure.
+  const gateway = async (port: number, auth: string, products: string) => {
+    const { command, args } = prepareNginx(join(LOGS, `gateway-${port}`), {
+      upstreams: { ...loopbackUpstreams(), 'auth-service': new URL(auth).host, 'product-service': new URL(products).host },
+      listen: `127.0.0.1:${port}`,
+      proxyBind: '127.0.0.2',
+    });
+    await startProcess(command, args, { logFile: join(LOGS, `gateway-${port}.log`), readyUrl: `http://127.0.0.1:${port}/health/ready` });
+    return `http://127.0.0.1:${port}`;
+  };
+  const gatewayPlain = await gateway(4210, serviceUrl('auth-service'), second.products);
+  const gatewayTraced = await gateway(4211, tracedAuth, tracedProducts);
   const oidc = await startProcess('node', [join(__dirname, 'peers', 'oidc-provider-server.mjs')], {
     env: { PORT: '4100' },
     logFile: join(LOGS, 'oidc-provider.log'),
@@ -191,8 +223,11 @@ async function main(): Promise<void> {
   report.load('POST /api/v1/auth/token (client_credentials), direct', 'token', await load({
     url: serviceUrl('auth-service') + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyDirect), ...measure,
   }));
-  report.load('POST /api/v1/auth/token through the gateway', 'tokenGateway', await load({
-    url: GATEWAY_URL + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyGateway), ...measure,
+  report.load('POST /api/v1/auth/token through the gateway (nginx)', 'tokenGateway', await load({
+    url: gatewayPlain + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyGateway), ...measure,
+  }));
+  report.load('POST /api/v1/auth/token through the gateway, tracing on (OTLP export)', 'tokenTraced', await load({
+    url: gatewayTraced + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyGateway), ...measure,
   }));
 
   // Each connection chains its own family: it presents the refresh token its last response carried.
@@ -239,11 +274,19 @@ async function main(): Promise<void> {
     report.load(`GET /api/v1/${resource} (list of 20)`, `list:${resource}`, await load({ url: `${second[resource]}/api/v1/${resource}`, headers: bearer, ...measure }));
   }
 
+  report.load('GET /api/v1/products/{id} through the gateway (nginx)', 'getGateway', await load({
+    url: `${gatewayPlain}/api/v1/products/${ids.products}`, headers: bearer, ...measure,
+  }));
+  report.load('GET /api/v1/products/{id} through the gateway, tracing on (OTLP export)', 'getTraced', await load({
+    url: `${gatewayTraced}/api/v1/products/${ids.products}`, headers: bearer, ...measure,
+  }));
+
   step(`revocation propagation (${args.trials} trials each)`);
   report.revocation('refresh-token reuse', summarize(await reuseTrials(keyReuse, second, args.trials)));
   report.revocation('key revoked in the settings area', summarize(await keyRevokeTrials(account, scopes, second, args.trials)));
 
   await stopAll();
+  report.note(`tracing on: ${(await readFile(join(LOGS, 'otlp-sink.log'), 'utf8').catch(() => '')).trim().split('\n').pop() ?? 'the sink reported nothing'}`);
   process.stdout.write(report.render());
   if (args.json) {
     writeFileSync(args.json, JSON.stringify(report.toJson(), null, 2));

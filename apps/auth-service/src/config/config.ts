@@ -9,6 +9,7 @@ import {
   kafkaEnvShape,
   loadConfig,
   requireRealSecretsInProduction,
+  tracingEnvShape,
   trustedProxiesEnvShape,
 } from '@invoicing/service-kit';
 import { createHmac } from 'node:crypto';
@@ -40,6 +41,7 @@ const schema = baseEnvSchema
     ...kafkaEnvShape,
     ...accessTokenEnvShape,
     ...trustedProxiesEnvShape,
+    ...tracingEnvShape,
     /**
      * Live refresh-token sessions one API key may hold; past it the least recently used one is
      * evicted (its refresh token stops working). Bounds Redis memory per key (ADR 0014).

@@ -41,12 +41,8 @@ export class ClientAuthenticator {
   /** As {@link authenticate}, also saying which secret was presented (for its last use). */
   async authenticateSecret(credentials: ClientCredentials, address: string): Promise<AuthenticatedClient> {
     const throttleId = isWellFormedClientId(credentials.clientId) ? credentials.clientId : null;
-    // Malformed credentials are refused before any store lookup (wrong prefix or checksum). The
-    // throttle and the key are read at once.
-    const [retryAfter, key] = await Promise.all([
-      this.throttle.retryAfter(throttleId, address),
-      throttleId && isWellFormedSecretKey(credentials.clientSecret) ? this.apiKeys.findByClientId(throttleId) : null,
-    ]);
+    // Malformed credentials are refused before any store lookup (wrong prefix or checksum).
+    const key = throttleId && isWellFormedSecretKey(credentials.clientSecret) ? await this.apiKeys.findByClientId(throttleId) : null;
     const now = this.clock.now();
     const presented = hashCredential(credentials.clientSecret);
     // Both comparisons always run (against a dummy when there is no previous secret), so the time
@@ -56,8 +52,10 @@ export class ClientAuthenticator {
     const matchesPrevious = sameHash(presented, previous ?? DUMMY_HASH) && previous !== null;
     // A correct secret of a usable key is never refused, throttled address or not (ADR 0022): the
     // address may be shared (a NAT, a cloud egress) with whoever spent its budget, and 256 random
-    // bits are not guessed online. Only the failures are throttled.
+    // bits are not guessed online. Only the failures are throttled, so the throttle is read on the
+    // failure path alone: a successful exchange makes no Redis call for it (docs/perf.md).
     if (key && (matchesCurrent || matchesPrevious) && isUsable(key, now)) return { key, secretHash: presented };
+    const retryAfter = await this.throttle.retryAfter(throttleId, address);
     if (retryAfter !== null) throw this.throttle.refusal(retryAfter);
     const alerted = await this.throttle.recordFailure(throttleId, address);
     // Failures of one key across addresses reached the alert threshold (once per window): its

@@ -29,4 +29,8 @@ export class OutboxMessageEntity {
 
   @Column('text', { name: 'last_error', nullable: true })
   lastError!: string | null;
+
+  /** The W3C trace context active when the row was written (ADR 0028); null when tracing was off. */
+  @Column('jsonb', { name: 'trace_context', nullable: true })
+  traceContext!: Record<string, string> | null;
 }

@@ -89,7 +89,7 @@ export async function startPlatform(options: {
   }
   const names = options.start ?? (Object.keys(options.ports) as ServiceName[]);
   await kafka('start');
-  for (const name of names) if (WITH_MIGRATIONS.includes(name)) await runCommand(name, ['migrate']);
+  for (const name of names) if (name !== 'gateway' && WITH_MIGRATIONS.includes(name)) await runCommand(name, ['migrate']);
   const env = { ...loopbackUrls(options.ports), ...options.env };
   const processes: ServiceProcess[] = names.map((name) => startService(name, options.ports[name] as number, `${name}-${options.label}`, env));
   const stop = () => Promise.all(processes.map((p) => p.stop())).then(() => undefined);

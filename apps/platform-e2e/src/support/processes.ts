@@ -1,3 +1,5 @@
+import { SERVICES, ServiceName as PlatformService, serviceUrlVariable } from '@invoicing/contracts';
+import { spawnNginx } from '@invoicing/gateway';
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -16,11 +18,11 @@ const APPS = [
   'product-service',
   'expense-service',
   'settings-web',
-  'gateway',
 ] as const;
-export type ServiceName = (typeof APPS)[number];
+/** The platform's processes: the apps, and the gateway (nginx with the rendered configuration). */
+export type ServiceName = (typeof APPS)[number] | 'gateway';
 const MAINS = Object.fromEntries(APPS.map((app) => [app, join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`)])) as Record<
-  ServiceName,
+  Exclude<ServiceName, 'gateway'>,
   string
 >;
 
@@ -90,10 +92,29 @@ export class ServiceProcess {
   }
 }
 
-/** Starts a built service (`node dist/.../main.js serve`) on a port, logging to tmp/e2e-logs. */
+/**
+ * Starts a built service (`node dist/.../main.js serve`) on a port, logging to tmp/e2e-logs. The
+ * gateway is Debian's nginx with the configuration libs/gateway renders, its upstreams taken from the
+ * `<SERVICE>_URL` variables of `env` (a service without one: a closed port, answered 503), connecting
+ * from UPSTREAM_SOURCE_ADDRESS as the local stack's does.
+ */
 export function startService(service: ServiceName, port: number, label: string = service, env: Record<string, string> = {}): ServiceProcess {
   mkdirSync(LOGS, { recursive: true });
   const log = createWriteStream(join(LOGS, `${label}.log`), { flags: 'a' });
+  if (service === 'gateway') {
+    const upstreams = Object.fromEntries(
+      (Object.keys(SERVICES) as PlatformService[]).map((name) => [name, env[serviceUrlVariable(name)] ? new URL(env[serviceUrlVariable(name)]).host : '127.0.0.1:1']),
+    ) as Record<PlatformService, string>;
+    const child = spawnNginx(join(ROOT, 'tmp', 'e2e-gateway', label), {
+      upstreams,
+      listen: `127.0.0.1:${port}`,
+      proxyBind: RUN_ENV.UPSTREAM_SOURCE_ADDRESS,
+      accessLog: join(LOGS, `${label}.access.log`),
+    });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+    return new ServiceProcess(label, `http://127.0.0.1:${port}`, child);
+  }
   const child = spawn(process.execPath, [MAINS[service], 'serve'], {
     cwd: ROOT,
     env: { ...process.env, ...RUN_ENV, PORT: String(port), ...env },
@@ -105,7 +126,7 @@ export function startService(service: ServiceName, port: number, label: string =
 }
 
 /** Runs a one-shot command of a built service (`migrate`, `create-key ...`) and returns stdout. */
-export async function runCommand(service: ServiceName, args: string[]): Promise<string> {
+export async function runCommand(service: Exclude<ServiceName, 'gateway'>, args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [MAINS[service], ...args], {
     cwd: ROOT,
     env: { ...process.env, ...RUN_ENV },

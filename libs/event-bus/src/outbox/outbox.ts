@@ -1,5 +1,7 @@
 import { Logger } from '@nestjs/common';
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { EventPublisher } from '../event-publisher';
+import { activeTraceHeaders } from '../tracing/message-tracing';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /**
@@ -22,6 +24,22 @@ export function outboxTableSql(schema: string): string[] {
   ];
 }
 
+/**
+ * The trace context column (ADR 0028), added to every service's outbox by a migration of its own:
+ * the `traceparent` (and `tracestate`) active when the row was written, which the relay hands on with
+ * the message so that its consumers join the trace of the request that wrote it, however late the
+ * relay sends it. Null when tracing was off or no span was active.
+ */
+export function outboxTraceContextSql(schema: string): string[] {
+  return [`ALTER TABLE ${schema}.outbox ADD COLUMN trace_context jsonb`];
+}
+
+/** The trace context to store with a row written now (null: none), as a jsonb parameter. */
+function traceContextParam(): string | null {
+  const headers = activeTraceHeaders();
+  return headers ? JSON.stringify(headers) : null;
+}
+
 /** Adds an event to the outbox inside the caller's transaction: it commits with the change it announces. */
 export async function enqueueEvent(
   tx: EntityManager | DataSource,
@@ -29,15 +47,16 @@ export async function enqueueEvent(
   event: { id: string; topic: string; key: string; payload: unknown },
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, created_at) VALUES ($1, $2, $3, $4, now())
+    `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, trace_context, created_at) VALUES ($1, $2, $3, $4, $5, now())
      ON CONFLICT (id) DO NOTHING`,
-    [event.id, event.topic, event.key, JSON.stringify(event.payload)],
+    [event.id, event.topic, event.key, JSON.stringify(event.payload), traceContextParam()],
   );
 }
 
 /**
  * Adds several events of one topic in one statement, inside the caller's transaction; they share
- * created_at and are published in order of id. An id already there is left as it is.
+ * created_at (and the trace context) and are published in order of id. An id already there is left
+ * as it is.
  */
 export async function enqueueEvents(
   tx: EntityManager | DataSource,
@@ -46,11 +65,11 @@ export async function enqueueEvents(
   events: ReadonlyArray<{ id: string; key: string; payload: unknown }>,
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, created_at)
-     SELECT e.id, $1, e.message_key, e.payload, now()
+    `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, trace_context, created_at)
+     SELECT e.id, $1, e.message_key, e.payload, $5::jsonb, now()
        FROM unnest($2::uuid[], $3::text[], $4::jsonb[]) AS e(id, message_key, payload)
      ON CONFLICT (id) DO NOTHING`,
-    [topic, events.map((e) => e.id), events.map((e) => e.key), events.map((e) => JSON.stringify(e.payload))],
+    [topic, events.map((e) => e.id), events.map((e) => e.key), events.map((e) => JSON.stringify(e.payload)), traceContextParam()],
   );
 }
 
@@ -67,6 +86,7 @@ interface OutboxRow {
   topic: string;
   message_key: string;
   payload: Record<string, unknown>;
+  trace_context: Record<string, string> | null;
 }
 
 const BATCH = 100;
@@ -77,7 +97,8 @@ const MAX_BACKOFF_MS = 2000;
  * Publishes a schema's outbox to Kafka, oldest first, marking rows in the transaction that locked
  * them (`FOR UPDATE SKIP LOCKED`: instances share the work). Woken at once by `kick()` after a
  * commit, polls every second, backs off to at most 2 s while Kafka is down. At least once: a crash
- * between send and commit publishes a row again with the same CloudEvents id.
+ * between send and commit publishes a row again with the same CloudEvents id. Each message's send
+ * span continues the trace stored with its row (ADR 0028), not the relay's own.
  */
 export class OutboxRelay {
   private readonly logger: Logger;
@@ -124,7 +145,10 @@ export class OutboxRelay {
       return;
     }
     if (this.timer) clearTimeout(this.timer);
-    this.running = this.drainAll().finally(() => {
+    // Out of the caller's trace: a kick comes from a request that has just committed, but a drain
+    // publishes whatever is there (each row carries its own trace context) and its polls go on after
+    // the request; its timers would otherwise inherit the request's context as well.
+    this.running = context.with(ROOT_CONTEXT, () => this.drainAll()).finally(() => {
       this.running = null;
       if (this.stopped) return;
       if (this.again) {
@@ -163,7 +187,7 @@ export class OutboxRelay {
     const table = `${this.schema}.outbox`;
     const result = await this.db.transaction(async (tx): Promise<{ published: number; error?: unknown }> => {
       const rows: OutboxRow[] = await tx.query(
-        `SELECT id, topic, message_key, payload FROM ${table}
+        `SELECT id, topic, message_key, payload, trace_context FROM ${table}
           WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [BATCH],
       );
@@ -178,7 +202,8 @@ export class OutboxRelay {
             batch.map((r) => ({
               key: r.message_key,
               value: JSON.stringify(r.payload),
-              headers: { 'content-type': 'application/cloudevents+json; charset=UTF-8' },
+              // The row's trace context: the publisher's send span becomes its child.
+              headers: { 'content-type': 'application/cloudevents+json; charset=UTF-8', ...r.trace_context },
             })),
           );
         }

@@ -7,6 +7,7 @@ import {
   kafkaEnvShape,
   loadConfig,
   requireRealSecretsInProduction,
+  tracingEnvShape,
   trustedProxiesEnvShape,
 } from '@invoicing/service-kit';
 import { ACCESS_TOKEN_TTL_SECONDS, DomainObjectKind, ServiceName, SERVICES, serviceUrlVariable } from '@invoicing/contracts';
@@ -48,6 +49,7 @@ function schemaFor(id: ResourceServiceIdentity) {
       ...databaseEnvShape(id.role),
       ...kafkaEnvShape,
       ...trustedProxiesEnvShape,
+      ...tracingEnvShape,
       /** Upper bound on how long a revocation waits in a Kafka fetch (delivery latency). */
       REVOCATION_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(10).max(5000).default(100),
       /**

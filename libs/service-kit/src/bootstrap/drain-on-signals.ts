@@ -1,4 +1,5 @@
 import type { OpsState } from '../health/ops-routes';
+import { shutdownTracing } from '../tracing';
 
 interface ShutdownLogger {
   info(fields: object, message: string): void;
@@ -7,7 +8,8 @@ interface ShutdownLogger {
 
 /**
  * On SIGTERM/SIGINT: mark the instance draining (readiness turns 503 so the load balancer stops
- * routing), let `close` finish in-flight work, then exit; exit anyway after the grace period.
+ * routing), let `close` finish in-flight work, export the spans still batched (tracing on), then
+ * exit; exit anyway after the grace period.
  */
 export function drainOnSignals(options: {
   state: OpsState;
@@ -24,13 +26,16 @@ export function drainOnSignals(options: {
       process.exit(1);
     }, options.graceSeconds * 1000);
     force.unref();
+    let status = 0;
     try {
       await options.close();
-      process.exit(0);
     } catch (e) {
       options.logger.error({ err: e }, 'error during shutdown');
-      process.exit(1);
+      status = 1;
     }
+    // After the close: the drained requests' and the closing consumers' spans go out too.
+    await shutdownTracing().catch((e: unknown) => options.logger.error({ err: e }, 'error exporting the last spans'));
+    process.exit(status);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));

@@ -80,6 +80,31 @@ export const trustedProxiesEnvShape = {
     .refine((list) => list.every(isAddressOrBlock), 'expected IP addresses or CIDR blocks, comma-separated (e.g. 10.0.0.0/8,127.0.0.2)'),
 };
 
+const httpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), 'expected an http:// or https:// URL');
+
+/** Unset or empty (as a compose file's `${VAR:-}` passes it): absent, as startTracing reads it. */
+function optionalSetting<T extends z.ZodTypeAny>(type: T) {
+  return z.preprocess((v) => (v === '' ? undefined : v), type.optional());
+}
+
+/**
+ * Tracing (docs/observability.md): off unless an OTLP/HTTP endpoint is set. Read by startTracing
+ * before this check runs (it must start before the instrumented modules load); declared here so that
+ * a malformed value stops the service by name and `env-spec` lists the variables. The SDK reads the
+ * other OTEL_* variables (OTEL_BSP_*, OTEL_TRACES_SAMPLER, OTEL_EXPORTER_OTLP_HEADERS...) itself.
+ */
+export const tracingEnvShape = {
+  /** Base URL of an OTLP/HTTP receiver (a collector, Jaeger): spans go to `<url>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalSetting(httpUrl),
+  /** The full URL for spans, when it is not `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalSetting(httpUrl),
+  /** `service.name` of the spans; the service's own name (e.g. `invoice-service`) by default. */
+  OTEL_SERVICE_NAME: optionalSetting(z.string()),
+};
+
 /** The Kafka block every service has: the brokers, the local one by default. */
 export const kafkaEnvShape = { KAFKA_BROKERS: brokersSchema.default('127.0.0.1:9092') };
 

@@ -3,6 +3,14 @@ import type { FastifyInstance } from 'fastify';
 /** A readiness check: resolves true when the dependency is usable. It must not throw. */
 export type ReadinessCheck = () => Promise<boolean> | boolean;
 
+/**
+ * The probes' and the scraper's paths (`/health/*`, `/metrics`): asked every few seconds, they would
+ * drown the access log and the traces, so neither records them.
+ */
+export function isOpsPath(url: string | undefined): boolean {
+  return url !== undefined && (url.startsWith('/health/') || url === '/metrics');
+}
+
 export interface OpsState {
   shuttingDown: boolean;
 }

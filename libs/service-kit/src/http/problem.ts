@@ -1,3 +1,4 @@
+import { PROBLEM_TYPE_BASE } from '@invoicing/contracts';
 /** One field-level validation failure (docs/api.md section 8). */
 export interface FieldError {
   field: string;
@@ -24,16 +25,19 @@ const TITLES: Record<number, [slug: string, title: string]> = {
   408: ['request-timeout', 'Request timeout'],
   409: ['conflict', 'Conflict'],
   413: ['payload-too-large', 'Payload too large'],
+  414: ['uri-too-long', 'URI too long'],
   415: ['unsupported-media-type', 'Unsupported media type'],
   422: ['validation-failed', 'Validation failed'],
   429: ['rate-limited', 'Too many requests'],
   431: ['headers-too-large', 'Request headers too large'],
   500: ['internal', 'Internal server error'],
+  502: ['bad-gateway', 'Bad gateway'],
   503: ['unavailable', 'Service unavailable'],
+  504: ['gateway-timeout', 'Gateway timeout'],
 };
 
-/** Base of problem `type` URIs; each names a documented error class. */
-export const PROBLEM_TYPE_BASE = 'https://docs.invoicing.example/problems/';
+/** Base of problem `type` URIs: the contracts' own, re-exported for the services. */
+export { PROBLEM_TYPE_BASE };
 
 export function problemFor(status: number, detail: string, errors?: FieldError[]): ProblemDetails {
   const [slug, title] = TITLES[status] ?? (status >= 500 ? TITLES[500] : TITLES[400]);

@@ -1,6 +1,8 @@
 import type { LoggerService } from '@nestjs/common';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 import pino, { Logger as PinoLogger } from 'pino';
+import { isOpsPath } from '../health/ops-routes';
+import { traceLogMixin } from '../tracing';
 
 /**
  * Lines are written in batches of at least this many bytes (~20 access lines), and whatever is
@@ -34,7 +36,10 @@ export function createLogger(service: string, level: string): PinoLogger {
   // writes were ~10 % of a request, and one asynchronous write per line still ~10 % of a 401
   // (`writeString`, the thread-pool hand-off per write) in the profiles, docs/perf.md.
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS });
-  const common = { level, base: { service }, timestamp: isoTime };
+  // With tracing on, a line written while a span is active names it (`trace_id`, `span_id`: the
+  // access line and a handler's lines lead to the request's trace). Off, pino has no mixin to call.
+  const mixin = traceLogMixin();
+  const common = { level, base: { service }, timestamp: isoTime, ...(mixin ? { mixin } : {}) };
   const logger = pino(
     {
       ...common,
@@ -59,9 +64,6 @@ export function createLogger(service: string, level: string): PinoLogger {
   return logger;
 }
 
-/** Health probes and scrapes arrive every few seconds; an access line each would drown the rest. */
-const UNLOGGED = (url: string) => url.startsWith('/health/') || url === '/metrics';
-
 /**
  * One access-log line per request, at completion, carrying what Fastify's two default lines did
  * (method, URL, status, duration and the request id). Use with `disableRequestLogging: true`: it
@@ -70,7 +72,7 @@ const UNLOGGED = (url: string) => url.startsWith('/health/') || url === '/metric
 export function installAccessLog(fastify: FastifyInstance): void {
   const access = accessLoggerOf(fastify.log);
   fastify.addHook('onResponse', (request, reply, done) => {
-    if (!UNLOGGED(request.url)) {
+    if (!isOpsPath(request.url)) {
       const fields = { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
       if (access) {
         // Written through the process logger rather than the request's child logger: the same line

@@ -1,7 +1,0 @@
-/** Unit specs: next to the code, no network. */
-module.exports = {
-  ...require('../../jest.preset.js'),
-  displayName: 'gateway',
-  rootDir: __dirname,
-  testMatch: ['<rootDir>/src/**/*.spec.ts'],
-};

@@ -1,0 +1,3 @@
+export * from './limits';
+export * from './nginx-config';
+export * from './nginx-process';

@@ -1,0 +1,294 @@
+import { GATEWAY_PORT, GATEWAY_ROUTES, GatewayRoute, PROBLEM_TYPE_BASE, SERVICES, ServiceName } from '@invoicing/contracts';
+import { GATEWAY_LIMITS } from './limits';
+
+/** Where and how one nginx gateway runs; everything else comes from the platform table. */
+export interface NginxGatewayOptions {
+  /** `host:port` of each service (no scheme, no path): `127.0.0.1:3001`, `auth-service:3001`. */
+  upstreams: Record<ServiceName, string>;
+  /** The public listener: `127.0.0.1:8080`, `8080` (every address). */
+  listen: string;
+  /** Listener of nginx's stub_status at `/stub_status`; none when undefined. Never the public one. */
+  statusListen?: string;
+  /** A writable folder for the pid file and the temporary files of buffered bodies. */
+  runtimeDir: string;
+  /** Access log destination (`/dev/stdout`, a file) or false for none. One JSON object per line. */
+  accessLog: string | false;
+  /** Error log destination: `stderr` or a file. */
+  errorLog: string;
+  /** nginx worker processes: 1 on the 2-core dev machine (it measured at direct speed), `auto` in a container. */
+  workerProcesses: number | 'auto';
+  /** Local address of the upstream connections (nginx's proxy_bind); the system's choice when unset. */
+  proxyBind?: string;
+  /** Longest wait for an upstream's response before a 504. */
+  upstreamTimeoutMs?: number;
+  /** The route table; the platform's own unless a test narrows it. */
+  routes?: readonly GatewayRoute[];
+}
+
+/** The gateway's own problems: status → [type slug, title, detail]. The services' format (docs/api.md section 8). */
+const PROBLEMS: Record<number, [slug: string, title: string, detail: string]> = {
+  400: ['bad-request', 'Bad request', 'The request is malformed: its request line, percent-encoding or Host header (exactly one is required).'],
+  404: ['not-found', 'Not found', 'No route for this path.'],
+  405: ['method-not-allowed', 'Method not allowed', 'This method is not accepted.'],
+  408: ['request-timeout', 'Request timeout', 'The request was not received in time.'],
+  413: ['payload-too-large', 'Payload too large', `The request body is larger than the ${GATEWAY_LIMITS.bodyBytes} bytes the gateway accepts.`],
+  414: ['uri-too-long', 'URI too long', `The request line is longer than the ${GATEWAY_LIMITS.lineBytes} bytes this API accepts.`],
+  431: ['headers-too-large', 'Request headers too large', `A request header is longer than ${GATEWAY_LIMITS.lineBytes} bytes, or all of them together longer than ${GATEWAY_LIMITS.lineBytes * GATEWAY_LIMITS.headBuffers}.`],
+  500: ['internal', 'Internal server error', 'An unexpected error occurred. Quote the request_id when you report it.'],
+  502: ['bad-gateway', 'Bad gateway', 'The service closed the connection without an answer. Retry later; quote the request_id if it persists.'],
+  503: ['unavailable', 'Service unavailable', 'The service is not reachable right now. Retry later.'],
+  504: ['gateway-timeout', 'Gateway timeout', 'The service did not answer in time. Retry later; quote the request_id if it persists.'],
+};
+
+/** nginx's internal code for "request header too large", answered as 431 (RFC 6585). */
+const NGINX_HEADER_TOO_LARGE = 494;
+
+/** The internal locations the problems are served from (a URI, not a named location: a request whose line did not parse has no URI to redirect a named location from). */
+const problemPath = (status: number) => `/_gateway/problem/${status}`;
+
+/** Upstream block name of a service. */
+const upstreamName = (service: ServiceName) => `service_${service.replace(/-/g, '_')}`;
+
+/**
+ * The prefix routes, longest first; refuses a malformed table (the route table is data, and a typo
+ * should fail the render, not mis-route in production).
+ */
+export function checkedRoutes(routes: readonly GatewayRoute[]): GatewayRoute[] {
+  const seen = new Set<string>();
+  for (const { prefix, service } of routes) {
+    if (!/^\/[A-Za-z0-9._~\-/]*[A-Za-z0-9._~-]$/.test(prefix)) {
+      throw new Error(`route prefix "${prefix}" must start with "/", must not end with "/" and may hold only unreserved characters`);
+    }
+    if (seen.has(prefix)) throw new Error(`route prefix "${prefix}" is listed twice`);
+    if (!(service in SERVICES)) throw new Error(`route prefix "${prefix}" names no service of the platform table: ${service}`);
+    seen.add(prefix);
+  }
+  return [...routes].sort((a, b) => b.prefix.length - a.prefix.length);
+}
+
+/** A JSON problem body with nginx variables in it (the request id holds only [A-Za-z0-9._:-]). */
+function problemBody(status: number): string {
+  const [slug, title, detail] = PROBLEMS[status];
+  const json = JSON.stringify({ type: `${PROBLEM_TYPE_BASE}${slug}`, title, status, detail, request_id: '@@REQUEST_ID@@' });
+  // nginx strings: single-quoted, so escape \ and ' ; `$` only appears in the variable itself.
+  return `'${json.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace('@@REQUEST_ID@@', '$gateway_request_id')}'`;
+}
+
+const ms = (value: number) => `${value}ms`;
+
+/**
+ * The whole nginx.conf of the gateway: the platform's one base URL. Every route of GATEWAY_ROUTES is
+ * a prefix matched on a segment boundary (`= /p` and `/p/`), so a route cannot exist here and not in
+ * the Ingress or the SDK's spec (one table). What a service never sees is answered here, as a
+ * problem+json in the services' own format with the request id: no route (404), a malformed request
+ * (400), a body over GATEWAY_LIMITS.bodyBytes (413), a request line or header over lineBytes (414,
+ * 431), an upstream refusing connections (503), dropping one (502) or too slow (504). An upstream's
+ * own answers, errors included, pass through untouched.
+ */
+export function renderNginxConfig(options: NginxGatewayOptions): string {
+  const routes = checkedRoutes(options.routes ?? GATEWAY_ROUTES);
+  const services = [...new Set(routes.map((r) => r.service))].sort();
+  const run = options.runtimeDir.replace(/\/$/, '');
+  const timeout = options.upstreamTimeoutMs ?? GATEWAY_LIMITS.upstreamTimeoutMs;
+  const lines: string[] = [];
+  const add = (...more: string[]) => lines.push(...more);
+
+  add(
+    '# The platform gateway. GENERATED by libs/gateway (renderNginxConfig) from GATEWAY_ROUTES of',
+    '# libs/contracts/src/platform.ts: edit those, then render again (libs/gateway/README.md). Do not edit.',
+    `worker_processes ${options.workerProcesses};`,
+    `pid ${run}/nginx.pid;`,
+    `error_log ${options.errorLog} warn;`,
+    '',
+    'events {',
+    '  worker_connections 4096;',
+    '}',
+    '',
+    'http {',
+    '  server_tokens off;',
+    '  # Temporary files of buffered bodies, in the writable runtime folder (the root may be read-only).',
+    ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_temp_path ${run}/${kind}_temp;`),
+    '',
+    '  # X-Request-Id: the caller\'s when it is a sane token (the services\' own rule), else a new one.',
+    '  map $http_x_request_id $gateway_request_id {',
+    '    "~^[A-Za-z0-9._:-]{1,128}$" $http_x_request_id;',
+    '    default $request_id;',
+    '  }',
+    '  # W3C Trace Context: the gateway is a hop of the trace. It keeps the caller\'s trace id (or starts a',
+    '  # trace with its random request id, 32 hex digits) and passes on a parent id of its own, so the',
+    '  # service\'s span is the gateway\'s child, never the caller\'s. The flags are the caller\'s (sampled when new).',
+    '  map $http_traceparent $gateway_trace_id {',
+    '    "~^00-(?<trace>[0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$" $trace;',
+    '    default $request_id;',
+    '  }',
+    '  map $http_traceparent $gateway_trace_flags {',
+    '    "~^00-[0-9a-f]{32}-[0-9a-f]{16}-(?<flags>[0-9a-f]{2})$" $flags;',
+    '    default 01;',
+    '  }',
+    '  # A new span id per request: the first 16 of the request id\'s 32 random hex digits (nginx has one',
+    '  # random variable; for a trace the gateway starts, its span id is thus the trace id\'s first half).',
+    '  map $request_id $gateway_span_id {',
+    '    "~^(?<span>[0-9a-f]{16})" $span;',
+    '  }',
+    '  # The Host the caller asked for; an HTTP/1.0 caller may send none, but the upstream speaks HTTP/1.1.',
+    '  map $http_host $gateway_host {',
+    '    "" "$server_addr:$server_port";',
+    '    default $http_host;',
+    '  }',
+    '  # The path the caller asked for, for the access log ($uri is the internal location after an error page).',
+    '  map $request_uri $gateway_path {',
+    '    "~^(?<path>[^?]*)" $path;',
+    '  }',
+    '  # The upstream that refused the connection (no connect time) is absent: 503; one that dropped it: 502.',
+    '  map $upstream_connect_time $gateway_upstream_refused {',
+    '    "~(^|, )-$" 1;',
+    '    default "";',
+    '  }',
+  );
+  if (options.accessLog) {
+    add(
+      '  log_format gateway escape=json \'{"time":"$time_iso8601","service":"gateway","request_id":"$gateway_request_id",\'',
+      '    \'"trace_id":"$gateway_trace_id","method":"$request_method","path":"$gateway_path","status":$status,\'',
+      '    \'"bytes_in":$request_length,"bytes_out":$bytes_sent,"duration_s":$request_time,\'',
+      '    \'"upstream":"$upstream_addr","upstream_status":"$upstream_status","upstream_s":"$upstream_response_time"}\';',
+      `  access_log ${options.accessLog} gateway;`,
+    );
+  } else {
+    add('  access_log off;');
+  }
+  add(
+    '',
+    '  # Limits (libs/gateway/src/limits.ts): the body is buffered whole before it goes upstream, so a',
+    '  # service never waits on a slow upload and its early answers need no special care.',
+    `  client_max_body_size ${GATEWAY_LIMITS.bodyBytes};`,
+    '  client_body_buffer_size 64k;',
+    `  client_header_buffer_size 4k;`,
+    `  large_client_header_buffers ${GATEWAY_LIMITS.headBuffers} ${GATEWAY_LIMITS.lineBytes};`,
+    '  keepalive_timeout 65s;',
+    '  keepalive_requests 10000;',
+    '',
+    '  # To every upstream: HTTP/1.1 kept alive, the path and query exactly as sent, the caller\'s hop-by-hop',
+    '  # fields dropped (nginx sends none of them), and the forwarded fields SET, never appended: the services',
+    '  # believe X-Forwarded-For from the gateway only, so a caller must not be able to forge it.',
+    '  proxy_http_version 1.1;',
+    '  proxy_set_header Connection "";',
+    '  proxy_set_header Host $gateway_host;',
+    '  proxy_set_header X-Request-Id $gateway_request_id;',
+    '  proxy_set_header X-Forwarded-For $remote_addr;',
+    '  proxy_set_header X-Forwarded-Proto $scheme;',
+    '  proxy_set_header X-Forwarded-Host $gateway_host;',
+    '  proxy_set_header traceparent 00-$gateway_trace_id-$gateway_span_id-$gateway_trace_flags;',
+    '  proxy_set_header Keep-Alive "";',
+    '  proxy_set_header TE "";',
+    '  proxy_set_header Proxy-Connection "";',
+    '  # The upstream echoes the id it was given; the gateway states it once, on every answer.',
+    '  proxy_hide_header X-Request-Id;',
+    `  proxy_connect_timeout ${ms(Math.min(GATEWAY_LIMITS.connectTimeoutMs, timeout))};`,
+    `  proxy_send_timeout ${ms(timeout)};`,
+    `  proxy_read_timeout ${ms(timeout)};`,
+    '  # One try: a service\'s 503 (a dependency down) is its answer, not a reason to ask again. nginx still',
+    '  # retries once on a fresh connection when a kept-alive one turns out closed before any byte came back.',
+    '  proxy_next_upstream off;',
+  );
+  if (options.proxyBind) add(`  proxy_bind ${options.proxyBind};`);
+  for (const service of services) {
+    add(
+      '',
+      `  upstream ${upstreamName(service)} {`,
+      `    server ${options.upstreams[service]} max_fails=0;`,
+      '    keepalive 64;',
+      '    keepalive_requests 100000;',
+      '    keepalive_timeout 30s;',
+      '  }',
+    );
+  }
+  add(
+    '',
+    '  server {',
+    `    listen ${options.listen} default_server backlog=4096;`,
+    '    server_name _;',
+    '    add_header X-Request-Id $gateway_request_id always;',
+    '',
+    ...Object.keys(PROBLEMS).map((status) => `    error_page ${status}${status === '502' ? ' =' : ''} ${problemPath(Number(status))};`),
+    `    error_page ${NGINX_HEADER_TOO_LARGE} =431 ${problemPath(431)};`,
+    '',
+    '    location = /health/live {',
+    '      default_type application/json;',
+    '      add_header Cache-Control no-store always;',
+    '      add_header X-Request-Id $gateway_request_id always;',
+    '      return 200 \'{"status":"ok"}\';',
+    '    }',
+    '    # nginx stops accepting on a graceful stop (SIGQUIT): a load balancer sees the refusal.',
+    '    location = /health/ready {',
+    '      default_type application/json;',
+    '      add_header Cache-Control no-store always;',
+    '      add_header X-Request-Id $gateway_request_id always;',
+    '      return 200 \'{"status":"ready","checks":{}}\';',
+    '    }',
+  );
+  for (const { prefix, service } of routes) {
+    for (const match of [`= ${prefix}`, `^~ ${prefix}/`]) {
+      add(`    location ${match} {`, `      proxy_pass http://${upstreamName(service)};`, '    }');
+    }
+  }
+  add(
+    '    location / {',
+    '      return 404;',
+    '    }',
+    '',
+    '    # The gateway\'s own answers. `=` lets 502 become 503 when the upstream refused the connection.',
+  );
+  for (const status of Object.keys(PROBLEMS).map(Number)) {
+    add(`    location = ${problemPath(status)} {`, '      internal;', '      default_type application/problem+json;');
+    add('      add_header Cache-Control no-store always;', '      add_header X-Request-Id $gateway_request_id always;');
+    if (status === 502) {
+      add('      if ($gateway_upstream_refused) {', `        return 503 ${problemBody(503)};`, '      }');
+    }
+    if (status === 503 || status === 502) add('      add_header Retry-After 1 always;');
+    add(`      return ${status} ${problemBody(status)};`, '    }');
+  }
+  add('  }');
+  if (options.statusListen) {
+    add(
+      '',
+      '  # Connection counters for the operator, on their own listener: never on the public port.',
+      '  server {',
+      `    listen ${options.statusListen};`,
+      '    access_log off;',
+      '    location = /stub_status {',
+      '      stub_status;',
+      '    }',
+      '    location / {',
+      '      return 404;',
+      '    }',
+      '  }',
+    );
+  }
+  add('}', '');
+  return lines.join('\n');
+}
+
+/** `host:port` of each service on this machine (their ports of SERVICES, moved by `offset`). */
+export function loopbackUpstreams(offset = 0, host = '127.0.0.1'): Record<ServiceName, string> {
+  return Object.fromEntries(Object.entries(SERVICES).map(([name, { port }]) => [name, `${host}:${port + offset}`])) as Record<ServiceName, string>;
+}
+
+/** `name:port` of each service on a network where each has a DNS name of its own (compose, kube play). */
+export function namedUpstreams(): Record<ServiceName, string> {
+  return Object.fromEntries(Object.entries(SERVICES).map(([name, { port }]) => [name, `${name}:${port}`])) as Record<ServiceName, string>;
+}
+
+/** What docker-compose.yml's gateway runs: official nginx image (or its stand-in), read-only root, uid 1000. */
+export function composeConfig(): string {
+  return renderNginxConfig({
+    upstreams: namedUpstreams(),
+    listen: String(GATEWAY_PORT),
+    statusListen: '127.0.0.1:9080',
+    // The container's only writable place (compose's tmpfs): pid file and buffered bodies. nginx
+    // creates its temporary folders but not their parent, so the tmpfs itself.
+    runtimeDir: '/tmp',
+    accessLog: '/dev/stdout',
+    errorLog: 'stderr',
+    workerProcesses: 'auto',
+  });
+}
