@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test tier on a fresh clone, in order of cost: lint, typecheck, build, unit specs,
 # integration tests (real Postgres, Redis, Kafka), end-to-end tests (the built services as
-# processes), the resilience tier (faults and hostile input against those processes) and, where
-# podman is installed, the containers tier (images, docker-compose.yml, kube play). Brings up the
+# processes), the resilience tier (faults and hostile input against those processes) and the
+# containers tier (images, docker-compose.yml, kube play). Installs what the tiers need when it is
+# absent (tools/setup.sh --containers: nginx, Chromium, kcat, podman and its tools, with apt; the
+# containers tier is skipped, saying why, only where they cannot be installed) and brings up the
 # infrastructure itself. Ends with each failed test's name and message head, then one line:
 # "N passed, N failed".
 set -euo pipefail
@@ -36,7 +38,8 @@ if [ "$status" -eq 0 ]; then
   # Faults injected into the real processes and the hostile-input corpus (docs/resilience.md).
   run npx nx run-many -t resilience --parallel=1 --excludeTaskDependencies --outputStyle=static
   # The images built, docker-compose.yml and the Kubernetes dev overlay run with podman, the e2e
-  # suite against the compose stack (deploy/containers.sh; skipped, saying why, without podman).
+  # suite against the compose stack (deploy/containers.sh; skipped, saying why, only where podman
+  # could not be installed).
   run npx nx run deploy:containers --outputStyle=static
 fi
 

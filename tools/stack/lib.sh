@@ -57,14 +57,15 @@ stack_start() {
 
 # stack_start_gateway PORT OFFSET: renders the gateway's nginx.conf for the services on this machine
 # (their ports + OFFSET, connecting from 127.0.0.2), checks it, and runs nginx in the foreground of
-# its own session; its access log (JSON lines) and error log go to logs/gateway.log.
+# its own session; its access log (JSON lines) and error log go to logs/gateway.log. Every request
+# is marked sampled: with a collector configured, a developer sees each of theirs.
 stack_start_gateway() {
   local port="$1" offset="$2" dir
   dir="$(stack_gateway_dir)"
   mkdir -p "$dir"
   chmod 755 "$dir"
   npx --no-install tsx --tsconfig libs/gateway/tsconfig.spec.json libs/gateway/src/cli.ts render \
-    --offset "$offset" --listen "127.0.0.1:$port" --runtime-dir "$dir" --proxy-bind 127.0.0.2 \
+    --offset "$offset" --listen "127.0.0.1:$port" --runtime-dir "$dir" --proxy-bind 127.0.0.2 --trace-sample-percent 100 \
     --access-log "$LOG_DIR/gateway.log" --error-log stderr --out "$dir/nginx.conf"
   nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
   "$nginx_bin" -p "$dir" -e stderr -c "$dir/nginx.conf" -t -q || { echo "stack: error: nginx refused $dir/nginx.conf" >&2; exit 1; }

@@ -3,7 +3,7 @@
  *
  *   tsx libs/gateway/src/cli.ts render [--upstreams loopback|named] [--offset N] [--listen ADDR]
  *       [--status-listen ADDR] [--runtime-dir DIR] [--access-log PATH|off] [--error-log PATH]
- *       [--workers N|auto] [--proxy-bind ADDR] [--out FILE]
+ *       [--workers N|auto] [--proxy-bind ADDR] [--trace-sample-percent P] [--out FILE]
  *   tsx libs/gateway/src/cli.ts compose      the configuration docker-compose.yml mounts (deploy/compose/gateway.nginx.conf)
  *
  * `loopback`: every service on 127.0.0.1 at its port of SERVICES (+ offset), as tools/stack runs
@@ -37,6 +37,7 @@ function main(argv: string[]): void {
       'error-log': { type: 'string', default: 'stderr' },
       workers: { type: 'string', default: '1' },
       'proxy-bind': { type: 'string' },
+      'trace-sample-percent': { type: 'string' },
       out: { type: 'string' },
     },
   });
@@ -54,6 +55,7 @@ function main(argv: string[]): void {
     errorLog: values['error-log'] as string,
     workerProcesses: workers,
     proxyBind: values['proxy-bind'],
+    traceSamplePercent: values['trace-sample-percent'] === undefined ? undefined : Number(values['trace-sample-percent']),
   };
   const config = renderNginxConfig(options);
   if (values.out) writeFileSync(values.out, config);

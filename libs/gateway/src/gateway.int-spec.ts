@@ -233,6 +233,7 @@ async function startGateway(upstreams: Record<ServiceName, string>, options: Par
     listen: `127.0.0.1:${port}`,
     statusListen: statusPort ? `127.0.0.1:${statusPort}` : undefined,
     upstreamTimeoutMs: 500,
+    traceSamplePercent: 100,
     ...options,
   });
   let stderr = '';
@@ -541,12 +542,33 @@ describe('gateway: nginx with the rendered configuration, in front of throwaway 
     expect(parent).toMatch(/^[0-9a-f]{16}$/);
     expect(parent).not.toBe('00f067aa0ba902b7');
     expect((body.headers as Record<string, string>).tracestate).toBe('vendor=1');
-    // Unsampled stays unsampled.
-    expect(traceparentOf((await get('/api/v1/invoices', { headers: { traceparent: `00-${callerTrace}-00f067aa0ba902b7-00` } })).body)).toMatch(new RegExp(`^00-${callerTrace}-[0-9a-f]{16}-00$`));
+    // The sampling decision is the gateway's (here: every request), whatever the caller's flag says.
+    expect(traceparentOf((await get('/api/v1/invoices', { headers: { traceparent: `00-${callerTrace}-00f067aa0ba902b7-00` } })).body)).toMatch(new RegExp(`^00-${callerTrace}-[0-9a-f]{16}-01$`));
     // None, or one that is not valid: a new trace, different every time.
     const fresh = await Promise.all([undefined, 'garbage', `00-${callerTrace}-xyz-01`].map(async (tp) => traceparentOf((await get('/api/v1/invoices', tp ? { headers: { traceparent: tp } } : undefined)).body)));
     for (const tp of fresh) expect(tp).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     expect(new Set(fresh.map((tp) => tp.split('-')[1])).size).toBe(3);
+  });
+
+  it('marks the configured share of requests sampled, and no caller can force it', async () => {
+    const tenth = await withRoutes([{ prefix: '/api/v1/invoices', service: 'invoice-service' }], {}, { traceSamplePercent: 10 });
+    const none = await withRoutes([{ prefix: '/api/v1/invoices', service: 'invoice-service' }], {}, { traceSamplePercent: 0 });
+    try {
+      const forced = { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } };
+      const flags = async (url: string, n: number) => {
+        const seen: string[] = [];
+        for (let i = 0; i < n; i++) seen.push(((await get('/api/v1/invoices', forced, url)).body.headers as Record<string, string>).traceparent.slice(-2));
+        return seen;
+      };
+      const sampled = (await flags(tenth.url, 400)).filter((f) => f === '01').length;
+      // 10 % of 400 is 40; a binomial spread of 3 standard deviations either side.
+      expect(sampled).toBeGreaterThan(22);
+      expect(sampled).toBeLessThan(58);
+      expect(new Set(await flags(none.url, 20))).toEqual(new Set(['00']));
+    } finally {
+      await tenth.stop();
+      await none.stop();
+    }
   });
 
   it("relays an upstream's 503 as it is, without retrying it", async () => {

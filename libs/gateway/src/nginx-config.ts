@@ -23,7 +23,20 @@ export interface NginxGatewayOptions {
   upstreamTimeoutMs?: number;
   /** The route table; the platform's own unless a test narrows it. */
   routes?: readonly GatewayRoute[];
+  /**
+   * Share of requests the gateway marks sampled in the `traceparent` it passes on (0 to 100; default
+   * DEFAULT_TRACE_SAMPLE_PERCENT). The services sample by their parent, so this is the platform's
+   * head sampling: what a trace costs is paid for this share of requests only (docs/observability.md).
+   */
+  traceSamplePercent?: number;
 }
+
+/**
+ * Production's default share of sampled requests: with every request traced, tracing costs about
+ * half the throughput of a read (docs/perf.md); one in ten keeps it within 10 %. The local stack and
+ * the tests sample everything.
+ */
+export const DEFAULT_TRACE_SAMPLE_PERCENT = 10;
 
 /** The gateway's own problems: status → [type slug, title, detail]. The services' format (docs/api.md section 8). */
 const PROBLEMS: Record<number, [slug: string, title: string, detail: string]> = {
@@ -76,6 +89,13 @@ function problemBody(status: number): string {
 
 const ms = (value: number) => `${value}ms`;
 
+/** `$gateway_trace_flags`: "01" (sampled) for `percent` % of requests, by a hash of the random request id. */
+function sampling(percent: number): string[] {
+  if (!(Number.isFinite(percent) && percent >= 0 && percent <= 100)) throw new Error(`trace sample percent must be 0 to 100, not ${percent}`);
+  if (percent === 100 || percent === 0) return ['  map $request_id $gateway_trace_flags {', `    default ${percent === 100 ? '01' : '00'};`, '  }'];
+  return ['  split_clients "${request_id}" $gateway_trace_flags {', `    ${percent}% 01;`, '    * 00;', '  }'];
+}
+
 /**
  * The whole nginx.conf of the gateway: the platform's one base URL. Every route of GATEWAY_ROUTES is
  * a prefix matched on a segment boundary (`= /p` and `/p/`), so a route cannot exist here and not in
@@ -116,15 +136,14 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
     '  }',
     '  # W3C Trace Context: the gateway is a hop of the trace. It keeps the caller\'s trace id (or starts a',
     '  # trace with its random request id, 32 hex digits) and passes on a parent id of its own, so the',
-    '  # service\'s span is the gateway\'s child, never the caller\'s. The flags are the caller\'s (sampled when new).',
+    '  # service\'s span is the gateway\'s child, never the caller\'s.',
     '  map $http_traceparent $gateway_trace_id {',
     '    "~^00-(?<trace>[0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$" $trace;',
     '    default $request_id;',
     '  }',
-    '  map $http_traceparent $gateway_trace_flags {',
-    '    "~^00-[0-9a-f]{32}-[0-9a-f]{16}-(?<flags>[0-9a-f]{2})$" $flags;',
-    '    default 01;',
-    '  }',
+    '  # Head sampling, decided here for every request: a caller\'s own "sampled" flag is not obeyed, or',
+    '  # anyone could make every one of their requests cost a full trace.',
+    ...sampling(options.traceSamplePercent ?? DEFAULT_TRACE_SAMPLE_PERCENT),
     '  # A new span id per request: the first 16 of the request id\'s 32 random hex digits (nginx has one',
     '  # random variable; for a trace the gateway starts, its span id is thus the trace id\'s first half).',
     '  map $request_id $gateway_span_id {',

@@ -11,7 +11,7 @@
 import 'reflect-metadata';
 import { ALL_SCOPES, Resource, serviceUrlVariable } from '@invoicing/contracts';
 import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
-import { loopbackUpstreams, prepareNginx } from '@invoicing/gateway';
+import { DEFAULT_TRACE_SAMPLE_PERCENT, loopbackUpstreams, prepareNginx } from '@invoicing/gateway';
 import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -160,17 +160,20 @@ async function main(): Promise<void> {
   // of the untraced instances measured directly (the stack's auth service, the second product
   // service), one in front of the traced ones: "through the gateway" and "tracing on" are each one
   // change from the direct figure.
-  const gateway = async (port: number, auth: string, products: string) => {
+  const gateway = async (port: number, auth: string, products: string, traceSamplePercent?: number) => {
     const { command, args } = prepareNginx(join(LOGS, `gateway-${port}`), {
       upstreams: { ...loopbackUpstreams(), 'auth-service': new URL(auth).host, 'product-service': new URL(products).host },
       listen: `127.0.0.1:${port}`,
       proxyBind: '127.0.0.2',
+      traceSamplePercent,
     });
     await startProcess(command, args, { logFile: join(LOGS, `gateway-${port}.log`), readyUrl: `http://127.0.0.1:${port}/health/ready` });
     return `http://127.0.0.1:${port}`;
   };
   const gatewayPlain = await gateway(4210, serviceUrl('auth-service'), second.products);
-  const gatewayTraced = await gateway(4211, tracedAuth, tracedProducts);
+  // In front of the traced instances: every request sampled, and the gateway's default share.
+  const gatewayTraced = await gateway(4211, tracedAuth, tracedProducts, 100);
+  const gatewaySampled = await gateway(4212, tracedAuth, tracedProducts);
   const oidc = await startProcess('node', [join(__dirname, 'peers', 'oidc-provider-server.mjs')], {
     env: { PORT: '4100' },
     logFile: join(LOGS, 'oidc-provider.log'),
@@ -226,8 +229,11 @@ async function main(): Promise<void> {
   report.load('POST /api/v1/auth/token through the gateway (nginx)', 'tokenGateway', await load({
     url: gatewayPlain + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyGateway), ...measure,
   }));
-  report.load('POST /api/v1/auth/token through the gateway, tracing on (OTLP export)', 'tokenTraced', await load({
+  report.load('POST /api/v1/auth/token through the gateway, tracing on, every request sampled', 'tokenTraced', await load({
     url: gatewayTraced + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyGateway), ...measure,
+  }));
+  report.load(`POST /api/v1/auth/token through the gateway, tracing on, ${DEFAULT_TRACE_SAMPLE_PERCENT} % sampled (the default)`, 'tokenSampled', await load({
+    url: gatewaySampled + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyGateway), ...measure,
   }));
 
   // Each connection chains its own family: it presents the refresh token its last response carried.
@@ -277,8 +283,11 @@ async function main(): Promise<void> {
   report.load('GET /api/v1/products/{id} through the gateway (nginx)', 'getGateway', await load({
     url: `${gatewayPlain}/api/v1/products/${ids.products}`, headers: bearer, ...measure,
   }));
-  report.load('GET /api/v1/products/{id} through the gateway, tracing on (OTLP export)', 'getTraced', await load({
+  report.load('GET /api/v1/products/{id} through the gateway, tracing on, every request sampled', 'getTraced', await load({
     url: `${gatewayTraced}/api/v1/products/${ids.products}`, headers: bearer, ...measure,
+  }));
+  report.load(`GET /api/v1/products/{id} through the gateway, tracing on, ${DEFAULT_TRACE_SAMPLE_PERCENT} % sampled (the default)`, 'getSampled', await load({
+    url: `${gatewaySampled}/api/v1/products/${ids.products}`, headers: bearer, ...measure,
   }));
 
   step(`revocation propagation (${args.trials} trials each)`);

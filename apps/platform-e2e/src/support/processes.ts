@@ -109,6 +109,8 @@ export function startService(service: ServiceName, port: number, label: string =
       upstreams,
       listen: `127.0.0.1:${port}`,
       proxyBind: RUN_ENV.UPSTREAM_SOURCE_ADDRESS,
+      // Every request sampled: the tracing spec asserts the spans of the requests it sends.
+      traceSamplePercent: 100,
       accessLog: join(LOGS, `${label}.access.log`),
     });
     child.stdout?.pipe(log);
