@@ -26,15 +26,15 @@ export interface NginxGatewayOptions {
   /**
    * Share of requests the gateway marks sampled in the `traceparent` it passes on (0 to 100; default
    * DEFAULT_TRACE_SAMPLE_PERCENT). The services sample by their parent, so this is the platform's
-   * head sampling: what a trace costs is paid for this share of requests only (docs/observability.md).
+   * head sampling: spans are recorded and exported for this share of requests only (docs/observability.md).
    */
   traceSamplePercent?: number;
 }
 
 /**
- * Production's default share of sampled requests: with every request traced, tracing costs about
- * half the throughput of a read (docs/perf.md); one in ten keeps it within 10 %. The local stack and
- * the tests sample everything.
+ * Production's default share of sampled requests: the spans exported and stored scale with it (the
+ * services' per-request cost of tracing does not, docs/perf.md). The local stack and the tests
+ * sample everything.
  */
 export const DEFAULT_TRACE_SAMPLE_PERCENT = 10;
 

@@ -10,7 +10,7 @@ import { ProblemException } from '../http/problem';
 import { ErrorRenderer, ProblemFilter, sendProblem } from '../http/problem.filter';
 import { createLogger, installAccessLog, lazyChildLoggerFactory, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
-import { nameServerSpans } from '../tracing';
+import { traceRequests } from '../tracing';
 
 /** Request bodies above this are refused with 413 (docs/api.md section 8). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -71,7 +71,7 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
   const render = options.renderError ?? sendProblem;
   app.useGlobalFilters(new ProblemFilter(render));
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
-  nameServerSpans(fastify);
+  traceRequests(fastify);
   fastify.setErrorHandler((error, request, reply) => render(error, request, reply, nestLogger));
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);

@@ -8,7 +8,7 @@ import type * as Sdk from './sdk';
  * endpoint is configured. This module is the whole cost when it is not: it imports nothing at run
  * time, and the SDK and the instrumentations (./sdk) are required only once tracing starts.
  *
- * Instrumentation patches modules as they are required (http, pg, ioredis, undici), so tracing must
+ * Instrumentation patches modules as they are required (pg, ioredis, undici), so tracing must
  * start before anything requires them: each service's `main.ts` imports its `tracing.ts`, which calls
  * {@link startTracing}, first of all, before Nest, TypeORM, kafkajs or this library's index are
  * loaded. A flag to `node` (`--require`) would do the same but would have to be repeated in every
@@ -79,16 +79,19 @@ export function traceLogMixin(): (() => Record<string, string>) | undefined {
 }
 
 /**
- * Names each request's server span by method and route (`GET /api/v1/invoices/:id`, with
- * `http.route`) and labels it with the request id the log lines carry (`request_id`). Fastify knows
- * the route when a request arrives; the HTTP instrumentation alone only knows the method. Adds no
- * hook when tracing is off.
+ * Traces each request `fastify` serves: one server span per request, started when its server emits
+ * the request (the caller's `traceparent` as parent) and ended when the response closes, with
+ * everything the request does inside its context. Fastify knows the route when the request arrives:
+ * an onRequest hook names the span by method and route (`GET /api/v1/invoices/:id`, with
+ * `http.route`) and labels it with the request id the log lines carry (`request_id`). Call before the
+ * server listens. Does nothing when tracing is off (no hook, the server untouched).
  */
-export function nameServerSpans(fastify: FastifyInstance): void {
+export function traceRequests(fastify: FastifyInstance): void {
   const tracing = running;
   if (!tracing) return;
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    tracing.describeRequest(request.routeOptions.url, request.id);
+  tracing.traceServer(fastify.server);
+  fastify.addHook('onRequest', (request, reply, done) => {
+    tracing.describeRequest(reply.raw, request.routeOptions.url, request.id);
     done();
   });
 }

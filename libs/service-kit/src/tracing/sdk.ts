@@ -1,13 +1,27 @@
-import { context, diag, DiagLogger, DiagLogLevel, isSpanContextValid, trace } from '@opentelemetry/api';
-import { getRPCMetadata, RPCType, W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  context,
+  diag,
+  DiagLogger,
+  DiagLogLevel,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  Span,
+  SpanKind,
+  SpanStatusCode,
+  TextMapGetter,
+  trace,
+  Tracer,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider, SpanExporter } from '@opentelemetry/sdk-trace-node';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { isOpsPath } from '../health/ops-routes';
 
 export type { SpanExporter };
@@ -17,7 +31,10 @@ export interface RunningTracing {
   shutdown(): Promise<void>;
   flush(): Promise<void>;
   logFields(): Record<string, string>;
-  describeRequest(route: string | undefined, requestId: string): void;
+  /** Starts a server span for each request `server` emits (see {@link traceIncomingRequests}). */
+  traceServer(server: Server): void;
+  /** Names the server span of the request `response` answers by its route, and labels it with the request id. */
+  describeRequest(response: ServerResponse, route: string | undefined, requestId: string): void;
 }
 
 /**
@@ -25,7 +42,8 @@ export interface RunningTracing {
  * OTEL_BSP_* variables tune it) and sent over OTLP/HTTP (JSON) to OTEL_EXPORTER_OTLP_ENDPOINT +
  * `/v1/traces`, or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given; the exporter reads those (and
  * OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT...) itself. Sampling: parent-based, always
- * on for roots, unless OTEL_TRACES_SAMPLER says otherwise.
+ * on for roots, unless OTEL_TRACES_SAMPLER says otherwise. The context manager is the provider's
+ * default, AsyncLocalStorage.
  */
 export function startSdk(options: { service: string; exporter?: SpanExporter }): RunningTracing {
   diag.setLogger(jsonDiagLogger(options.service), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
@@ -36,24 +54,25 @@ export function startSdk(options: { service: string; exporter?: SpanExporter }):
   // W3C trace context only: `traceparent` from the gateway, and on Kafka messages (libs/event-bus).
   // The default would add W3C baggage, which nothing of ours reads and any caller could fill.
   provider.register({ propagator: new W3CTraceContextPropagator() });
+  // No HttpInstrumentation: incoming requests get a server span of our own (traceIncomingRequests,
+  // ADR 0028), and the only node:http client is the OTLP exporter.
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (request) => isOpsPath(request.url),
-        // Our only node:http client is the OTLP exporter, which suppresses its own tracing; nothing
-        // outside a request is worth a trace of its own.
-        requireParentforOutgoingSpans: true,
-      }),
       // fetch(): the reference look-ups between resource services (ReferenceResolver).
       new UndiciInstrumentation({ requireParentforSpans: true }),
       // Queries inside a request or a consumed message only: the outbox relay polls every second
-      // and would otherwise make a trace of each poll.
-      new PgInstrumentation({ requireParentSpan: true }),
+      // and would otherwise make a trace of each poll. Never the parameter values (the default,
+      // stated). The connect spans stay: with `ignoreConnectSpans` the instrumentation no longer
+      // binds pool.connect's callback to the caller's context, and pg-pool hands a released client
+      // to a waiting caller in the releasing request's context, so under a full pool `pool.query`
+      // (EntityReader) would put its query in another request's trace.
+      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
       // The command name alone: the arguments hold session and token hashes, not for a trace store.
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
   });
+  const tracer = provider.getTracer('@invoicing/service-kit');
   return {
     shutdown: () => provider.shutdown(),
     flush: () => provider.forceFlush(),
@@ -62,15 +81,87 @@ export function startSdk(options: { service: string; exporter?: SpanExporter }):
       // A new object every time: pino merges the line's own fields into it.
       return span && isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : {};
     },
-    describeRequest: (route, requestId) => {
-      // The HTTP instrumentation's per-request metadata: it names the span `METHOD route` and sets
-      // `http.route` from `route` when the response ends.
-      const metadata = getRPCMetadata(context.active());
-      if (metadata?.type !== RPCType.HTTP) return;
-      if (route) metadata.route = route;
-      metadata.span.setAttribute('request_id', requestId);
+    traceServer: (server) => traceIncomingRequests(server, tracer),
+    describeRequest: (response, route, requestId) => {
+      const span = (response as TracedResponse)[SERVER_SPAN];
+      if (span === undefined) return;
+      if (route) {
+        span.updateName(`${(response as TracedResponse).req.method} ${route}`);
+        span.setAttribute('http.route', route);
+      }
+      span.setAttribute('request_id', requestId);
     },
   };
+}
+
+/** The request's server span, on its response until the response closes (then undefined). */
+const SERVER_SPAN = Symbol('invoicing.serverSpan');
+type TracedResponse = ServerResponse<IncomingMessage> & { [SERVER_SPAN]?: Span };
+const TRACED_SERVER = Symbol('invoicing.tracedServer');
+
+/** `traceparent` and `tracestate` as Node parsed them (lower-case names). */
+const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
+  get: (headers, key) => headers[key],
+  keys: (headers) => Object.keys(headers),
+};
+
+/**
+ * One SERVER span per request, in place of @opentelemetry/instrumentation-http's (among the top
+ * costs of a traced service's CPU profile under load, ADR 0028): `server.emit('request')` is wrapped
+ * on this server only. The span's parent is the caller's `traceparent` (the gateway's span),
+ * and the server's `request` listeners (Fastify, then Nest) run inside the span's context, so every
+ * span started in the request (pg, ioredis, fetch, a direct Kafka send) is its child and every log
+ * line carries its ids. An unsampled request's span records nothing (no attributes, no listener) but
+ * is still made current: what the request calls passes its `traceparent` on, flag included. No listener of the request or response is wrapped: Fastify re-enters the request's
+ * async context itself once the body is read, and the response's `finish` runs where `end()` was
+ * called. The span starts with two attributes (method, path), gets its route name and the request id
+ * from {@link RunningTracing.describeRequest} (Fastify's onRequest), and ends when the response
+ * closes (sent, or the connection gone) with the status code; 5xx is an ERROR. Probes and /metrics
+ * make no span.
+ */
+function traceIncomingRequests(server: Server, tracer: Tracer): void {
+  const traced = server as Server & { [TRACED_SERVER]?: true };
+  if (traced[TRACED_SERVER]) return;
+  traced[TRACED_SERVER] = true;
+  const emit = server.emit as Emit;
+  server.emit = function emitTraced(this: Server, event: string | symbol, ...args: unknown[]): boolean {
+    if (event !== 'request') return emit.call(this, event, ...args);
+    const request = args[0] as IncomingMessage;
+    const response = args[1] as TracedResponse;
+    const url = request.url ?? '/';
+    if (isOpsPath(url)) return emit.call(this, event, request, response);
+    const method = request.method ?? 'GET';
+    const parent = propagation.extract(ROOT_CONTEXT, request.headers, headerGetter);
+    const span = tracer.startSpan(method, { kind: SpanKind.SERVER }, parent);
+    if (span.isRecording()) {
+      const query = url.indexOf('?');
+      span.setAttribute('http.request.method', method);
+      span.setAttribute('url.path', query === -1 ? url : url.slice(0, query));
+      response[SERVER_SPAN] = span;
+      response.on('close', endServerSpan);
+    }
+    return context.with(trace.setSpan(parent, span), emitRequest, undefined, emit, this, request, response);
+  } as Server['emit'];
+}
+
+/** EventEmitter's emit, without the overloads of http.Server's. */
+type Emit = (this: Server, event: string | symbol, ...args: unknown[]) => boolean;
+
+function emitRequest(emit: Emit, server: Server, request: IncomingMessage, response: ServerResponse): boolean {
+  return emit.call(server, 'request', request, response);
+}
+
+/** A response's `close` listener (one function for all: nothing allocated per request). */
+function endServerSpan(this: TracedResponse): void {
+  const span = this[SERVER_SPAN];
+  if (span === undefined) return;
+  this[SERVER_SPAN] = undefined;
+  // Nothing was sent when the connection closed first: no status to report.
+  if (this.headersSent) {
+    span.setAttribute('http.response.status_code', this.statusCode);
+    if (this.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
 }
 
 /** The same message at most once in this many milliseconds (a collector down fails every batch). */

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { nameServerSpans, startTracing, traceLogMixin, tracingEnabled } from './index';
+import { startTracing, traceLogMixin, traceRequests, tracingEnabled } from './index';
 
 /**
  * What is loaded is a property of a fresh process (Jest's registry keeps no `require.cache` of its
@@ -46,57 +46,159 @@ describe('startTracing', () => {
     expect(loadedAfterStart(`{ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, argv: [] }`)).toEqual({ started: false, loaded: [] });
   });
 
-  it('loads the SDK and the instrumentations for `serve` with an endpoint (either variable)', () => {
+  it('loads the SDK and the instrumentations for `serve` with an endpoint (either variable), not the HTTP instrumentation', () => {
     for (const variable of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
       const { started, loaded } = loadedAfterStart(`{ env: { ${variable}: 'http://127.0.0.1:4318' }, argv: ['serve'] }`);
       expect(started).toBe(true);
-      for (const module of ['sdk-trace-node', 'sdk-trace-base', 'exporter-trace-otlp-http', 'instrumentation-http', 'instrumentation-pg', 'instrumentation-ioredis']) {
+      for (const module of ['sdk-trace-node', 'sdk-trace-base', 'exporter-trace-otlp-http', 'instrumentation-pg', 'instrumentation-ioredis', 'instrumentation-undici']) {
         expect(loaded.some((f) => f.startsWith(`@opentelemetry/${module}/`))).toBe(true);
       }
     }
   });
+});
 
-  it("names the server span by method and route under the caller's trace, and puts its ids on the request's log lines", () => {
-    const caller = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
-    const result = child(`
-      const { InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
-      const tracing = require(${JSON.stringify(TRACING)});
-      const exporter = new InMemorySpanExporter();
-      tracing.startTracing('svc', { exporter, argv: [] });
-      // Required after tracing started, as main.ts orders them.
-      const http = require('node:http');
-      const Fastify = require('fastify');
-      const { createLogger, installAccessLog } = require('./libs/service-kit/src/observability/logger.ts');
-      const { fastifyBaseOptions } = require('./libs/service-kit/src/http/fastify-base.ts');
-      const fastify = Fastify({ ...fastifyBaseOptions(createLogger('svc', 'info'), { trustProxy: false }) });
-      tracing.nameServerSpans(fastify);
-      installAccessLog(fastify);
-      fastify.get('/things/:id', async (request) => ({ id: request.params.id }));
-      fastify.listen({ port: 0, host: '127.0.0.1' }).then(() => {
-        const { port } = fastify.server.address();
-        const headers = { traceparent: '00-${caller.traceId}-${caller.spanId}-01', 'x-request-id': 'req-1' };
-        http.get({ host: '127.0.0.1', port, path: '/things/42', headers }, (response) => {
-          response.resume();
-          response.on('end', () => setTimeout(async () => {
-            await tracing.flushTracing();
-            const spans = exporter.getFinishedSpans().map((s) => ({
-              name: s.name, kind: s.kind, traceId: s.spanContext().traceId, spanId: s.spanContext().spanId,
-              parentSpanId: s.parentSpanContext && s.parentSpanContext.spanId, attributes: s.attributes,
-            }));
-            await fastify.close();
-            console.log('RESULT:' + JSON.stringify({ spans }));
-            await tracing.shutdownTracing();
-          }, 50));
-        });
+interface ExportedSpan {
+  name: string;
+  kind: number;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  status: { code: number };
+  attributes: Record<string, unknown>;
+}
+
+/**
+ * A Fastify server set up as createServiceApp does it (traceRequests, the access log), tracing to an
+ * InMemorySpanExporter, and a few requests over real HTTP, one after the other. Reports every span
+ * exported, the responses' request ids, and (through `child`) the JSON log lines.
+ */
+function tracedRequests(): { spans: ExportedSpan[]; logs: Array<Record<string, unknown>> } {
+  const result = child(`
+    const { InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
+    const tracing = require(${JSON.stringify(TRACING)});
+    const exporter = new InMemorySpanExporter();
+    tracing.startTracing('svc', { exporter, argv: [] });
+    // Required after tracing started, as main.ts orders them.
+    const http = require('node:http');
+    const api = require('@opentelemetry/api');
+    const Fastify = require('fastify');
+    const { createLogger, installAccessLog } = require('./libs/service-kit/src/observability/logger.ts');
+    const { fastifyBaseOptions } = require('./libs/service-kit/src/http/fastify-base.ts');
+    const { installHealthRoutes } = require('./libs/service-kit/src/health/ops-routes.ts');
+    const fastify = Fastify({ ...fastifyBaseOptions(createLogger('svc', 'info'), { trustProxy: false }) });
+    tracing.traceRequests(fastify);
+    installAccessLog(fastify);
+    // A span started in the handler (as pg, ioredis and fetch start theirs) and a log line of its own.
+    const work = (name) => api.trace.getTracer('test').startSpan(name).end();
+    fastify.get('/things/:id', async (request) => { work('read thing'); request.log.info('reading'); return { id: request.params.id }; });
+    fastify.post('/things', async (request) => { await new Promise((r) => setTimeout(r, 5)); work('write thing'); return { got: request.body }; });
+    fastify.get('/broken', async () => { work('broken work'); throw new Error('boom'); });
+    fastify.get('/slow', async () => { await new Promise((r) => setTimeout(r, 300)); work('too late'); return {}; });
+    installHealthRoutes(fastify, { db: () => { work('readiness check'); return true; } }, { shuttingDown: false });
+    fastify.get('/metrics', async () => { work('scrape'); return 'ok'; });
+    const call = (port, method, path, headers, body) => new Promise((resolve, reject) => {
+      const request = http.request({ host: '127.0.0.1', port, method, path, headers }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode));
       });
-    `);
-    const spans = result.spans as Array<{ name: string; kind: number; traceId: string; spanId: string; parentSpanId?: string; attributes: Record<string, unknown> }>;
-    expect(spans).toHaveLength(1);
-    const [server] = spans;
-    expect(server).toMatchObject({ name: 'GET /things/:id', kind: 1 /* SERVER */, traceId: caller.traceId, parentSpanId: caller.spanId });
-    expect(server.attributes).toMatchObject({ 'http.route': '/things/:id', request_id: 'req-1', 'http.response.status_code': 200 });
-    const access = result.logs.find((l) => l.msg === 'request completed');
-    expect(access).toMatchObject({ request_id: 'req-1', trace_id: caller.traceId, span_id: server.spanId });
+      request.on('error', reject);
+      if (body === undefined) return request.end();
+      // The body after the headers, later: the handler runs from the body's events, not the request's.
+      request.flushHeaders();
+      setTimeout(() => request.end(body), 30);
+    });
+    const abandon = (port, path) => new Promise((resolve) => {
+      const request = http.get({ host: '127.0.0.1', port, path, headers: { 'x-request-id': 'req-gone' } });
+      request.on('error', () => undefined);
+      setTimeout(() => { request.destroy(); setTimeout(resolve, 400); }, 50);
+    });
+    fastify.listen({ port: 0, host: '127.0.0.1' }).then(async () => {
+      const { port } = fastify.server.address();
+      await call(port, 'GET', '/things/42?fields=id', { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'x-request-id': 'req-get' });
+      await call(port, 'POST', '/things', { 'content-type': 'application/json', 'content-length': '9', 'x-request-id': 'req-post' }, '{"a":"b"}');
+      await call(port, 'GET', '/broken', { 'x-request-id': 'req-broken' });
+      await call(port, 'GET', '/nowhere', { 'x-request-id': 'req-404' });
+      await call(port, 'GET', '/health/live', {});
+      await call(port, 'GET', '/health/ready', {});
+      await call(port, 'GET', '/metrics', {});
+      await abandon(port, '/slow');
+      await tracing.flushTracing();
+      const spans = exporter.getFinishedSpans().map((s) => ({
+        name: s.name, kind: s.kind, traceId: s.spanContext().traceId, spanId: s.spanContext().spanId,
+        parentSpanId: s.parentSpanContext && s.parentSpanContext.spanId, status: s.status, attributes: s.attributes,
+      }));
+      await fastify.close();
+      console.log('RESULT:' + JSON.stringify({ spans }));
+      await tracing.shutdownTracing();
+    });
+  `);
+  return { spans: result.spans as ExportedSpan[], logs: result.logs };
+}
+
+describe('server spans (over HTTP)', () => {
+  const caller = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+  let spans: ExportedSpan[];
+  let logs: Array<Record<string, unknown>>;
+  beforeAll(() => ({ spans, logs } = tracedRequests()));
+  const server = (requestId: string) => {
+    const found = spans.filter((s) => s.kind === 1 /* SERVER */ && s.attributes.request_id === requestId);
+    expect(found).toHaveLength(1);
+    return found[0];
+  };
+  const named = (name: string) => spans.find((s) => s.name === name);
+
+  it("names the span by method and route, under the caller's trace, with the request id and the status", () => {
+    const span = server('req-get');
+    expect(span).toMatchObject({ name: 'GET /things/:id', traceId: caller.traceId, parentSpanId: caller.spanId, status: { code: 0 } });
+    // The path without its query; the route pattern, not the URL.
+    expect(span.attributes).toEqual({
+      'http.request.method': 'GET',
+      'url.path': '/things/42',
+      'http.route': '/things/:id',
+      request_id: 'req-get',
+      'http.response.status_code': 200,
+    });
+  });
+
+  it('runs the handler inside the server span: what it starts is the span\'s child, its log lines and the access line carry its ids', () => {
+    const span = server('req-get');
+    expect(named('read thing')).toMatchObject({ traceId: caller.traceId, parentSpanId: span.spanId });
+    const ids = { trace_id: caller.traceId, span_id: span.spanId };
+    expect(logs.find((l) => l.msg === 'reading')).toMatchObject({ request_id: 'req-get', ...ids });
+    expect(logs.find((l) => l.msg === 'request completed' && l.request_id === 'req-get')).toMatchObject(ids);
+  });
+
+  it('starts a trace without a traceparent, and keeps the context through a body that arrives after the headers', () => {
+    const span = server('req-post');
+    expect(span.name).toBe('POST /things');
+    expect(span.parentSpanId).toBeUndefined();
+    expect(span.traceId).not.toBe(caller.traceId);
+    expect(named('write thing')).toMatchObject({ traceId: span.traceId, parentSpanId: span.spanId });
+    expect(logs.find((l) => l.msg === 'request completed' && l.request_id === 'req-post')).toMatchObject({ trace_id: span.traceId, span_id: span.spanId });
+  });
+
+  it('marks a 5xx as an error; a 404 (no route) keeps the bare method', () => {
+    expect(server('req-broken')).toMatchObject({ name: 'GET /broken', status: { code: 2 /* ERROR */ }, attributes: { 'http.response.status_code': 500 } });
+    expect(named('broken work')?.parentSpanId).toBe(server('req-broken').spanId);
+    const missing = server('req-404');
+    expect(missing).toMatchObject({ name: 'GET', status: { code: 0 }, attributes: { 'http.response.status_code': 404 } });
+    expect(missing.attributes['http.route']).toBeUndefined();
+  });
+
+  it('ends the span when the connection closes before the response, without a status code', () => {
+    const span = server('req-gone');
+    expect(span.name).toBe('GET /slow');
+    expect(span.attributes['http.response.status_code']).toBeUndefined();
+  });
+
+  it('traces neither the probes nor /metrics', () => {
+    expect(spans.filter((s) => /health|metrics/.test(s.name) || /^\/(health|metrics)/.test(String(s.attributes['url.path'])))).toEqual([]);
+    // Their handlers run outside any request span: what they would start needs a parent (pg, ioredis, fetch).
+    for (const name of ['readiness check', 'scrape']) {
+      expect(named(name)).toBeDefined();
+      expect(named(name)?.parentSpanId).toBeUndefined();
+    }
+    expect(spans.filter((s) => s.kind === 1).map((s) => s.attributes.request_id).sort()).toEqual(['req-404', 'req-broken', 'req-get', 'req-gone', 'req-post']);
   });
 });
 
@@ -106,7 +208,7 @@ describe('with tracing off (this process)', () => {
     expect(startTracing('svc', { env: {}, argv: [] })).toBe(false);
     expect(traceLogMixin()).toBeUndefined();
     const fastify = { addHook: jest.fn() };
-    nameServerSpans(fastify as never);
+    traceRequests(fastify as never);
     expect(fastify.addHook).not.toHaveBeenCalled();
   });
 });
