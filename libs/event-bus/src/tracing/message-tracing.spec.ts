@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { context, propagation, ROOT_CONTEXT, Span, SpanKind, trace } from '@opentelemetry/api';
+import { context, createContextKey, propagation, ROOT_CONTEXT, Span, SpanKind, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -135,6 +135,22 @@ describe('trace context across Kafka', () => {
   }
 
   const finished = (kind: SpanKind): ReadableSpan[] => exporter.getFinishedSpans().filter((s) => s.kind === kind);
+
+  it('a send from an unsampled request records no span, here or at the consumer, and carries its trace id unsampled', async () => {
+    const { kafka, sent, deliver } = fakeKafka();
+    const seen: string[] = [];
+    await subscriberOf(kafka, 'auth.revocations.v1', seen).start();
+    // What libs/service-kit's tracing leaves in an unsampled request's context: no span, the span
+    // context it passes on under this key.
+    const passedOn = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '1111111111111111', traceFlags: 0, isRemote: false };
+    const unsampled = ROOT_CONTEXT.setValue(createContextKey('invoicing.tracing.passed-on'), passedOn);
+    await context.with(unsampled, () => new KafkaEventPublisher(kafka).publish('auth.revocations.v1', [{ key: 'k', value: '{}' }]));
+    const traceparent = defined(sent[0].message.headers?.traceparent, 'traceparent');
+    expect(traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-00$/);
+    await deliver();
+    expect(seen).toHaveLength(1);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
 
   it("a direct send: the consumer's span is a child of the producer's span, in the request's trace", async () => {
     const { kafka, sent, deliver } = fakeKafka();

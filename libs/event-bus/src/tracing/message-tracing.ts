@@ -1,4 +1,4 @@
-import { Attributes, context, Context, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, TextMapGetter, trace } from '@opentelemetry/api';
+import { Attributes, context, Context, createContextKey, propagation, ROOT_CONTEXT, Span, SpanContext, SpanKind, SpanStatusCode, TextMapGetter, trace } from '@opentelemetry/api';
 import type { IHeaders, KafkaMessage } from 'kafkajs';
 
 /**
@@ -51,7 +51,21 @@ const kafkaHeaders: TextMapGetter<IHeaders | undefined> = {
 
 /** A message whose headers already hold a trace context (the relay copied its row's) continues it. */
 function parentOf(headers: Record<string, string> | undefined): Context {
-  return headers && propagation.fields().some((f) => headers[f] !== undefined) ? propagation.extract(ROOT_CONTEXT, headers) : context.active();
+  return headers && propagation.fields().some((f) => headers[f] !== undefined) ? propagation.extract(ROOT_CONTEXT, headers) : activeParent();
+}
+
+/**
+ * The span context an unsampled request passes on, kept in the context in place of a span
+ * (libs/service-kit's tracing: the same key, `createContextKey` being `Symbol.for`).
+ */
+const PASSED_ON = createContextKey('invoicing.tracing.passed-on');
+
+/** The active context, with an unsampled request's passed-on span context as the parent, so a send from it is not sampled either. */
+function activeParent(): Context {
+  const active = context.active();
+  if (trace.getSpan(active) !== undefined) return active;
+  const passed = active.getValue(PASSED_ON) as SpanContext | undefined;
+  return passed ? trace.setSpanContext(active, passed) : active;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { context, propagation, trace } from '@opentelemetry/api';
 import { DomainObjectKind, ID_PREFIXES, parsePublicId } from '@invoicing/contracts';
 import type { CallerIdentity } from '@invoicing/auth-guard';
 import { Logger } from '@nestjs/common';
@@ -87,8 +88,13 @@ export class ReferenceResolver {
     if (!owner) return null;
     let response: Response;
     try {
+      const headers: Record<string, string> = { authorization: `Bearer ${caller.accessToken}`, accept: 'application/json' };
+      // A traced request's fetch gets its traceparent from the fetch instrumentation; an unsampled
+      // one has no span for it to start, so its "not sampled" traceparent is added here (else the
+      // owner would start, and sample, a trace of its own). A no-op with tracing off.
+      if (trace.getSpan(context.active()) === undefined) propagation.inject(context.active(), headers);
       response = await fetch(`${owner}/internal/v1/objects/${encodeURIComponent(publicId)}`, {
-        headers: { authorization: `Bearer ${caller.accessToken}`, accept: 'application/json' },
+        headers,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (e) {

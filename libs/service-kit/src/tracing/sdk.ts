@@ -1,5 +1,7 @@
 import {
   context,
+  Context,
+  createContextKey,
   diag,
   DiagLogger,
   DiagLogLevel,
@@ -7,9 +9,12 @@ import {
   propagation,
   ROOT_CONTEXT,
   Span,
+  SpanContext,
   SpanKind,
   SpanStatusCode,
   TextMapGetter,
+  TextMapPropagator,
+  TextMapSetter,
   trace,
   Tracer,
 } from '@opentelemetry/api';
@@ -53,7 +58,7 @@ export function startSdk(options: { service: string; exporter?: SpanExporter }):
   });
   // W3C trace context only: `traceparent` from the gateway, and on Kafka messages (libs/event-bus).
   // The default would add W3C baggage, which nothing of ours reads and any caller could fill.
-  provider.register({ propagator: new W3CTraceContextPropagator() });
+  provider.register({ propagator: new PassOnPropagator() });
   // No HttpInstrumentation: incoming requests get a server span of our own (traceIncomingRequests,
   // ADR 0028), and the only node:http client is the OTLP exporter.
   registerInstrumentations({
@@ -77,7 +82,8 @@ export function startSdk(options: { service: string; exporter?: SpanExporter }):
     shutdown: () => provider.shutdown(),
     flush: () => provider.forceFlush(),
     logFields: (): Record<string, string> => {
-      const span = trace.getSpan(context.active())?.spanContext();
+      const active = context.active();
+      const span = trace.getSpan(active)?.spanContext() ?? (active.getValue(PASSED_ON) as SpanContext | undefined);
       // A new object every time: pino merges the line's own fields into it.
       return span && isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : {};
     },
@@ -140,8 +146,42 @@ function traceIncomingRequests(server: Server, tracer: Tracer): void {
       response[SERVER_SPAN] = span;
       response.on('close', endServerSpan);
     }
-    return context.with(trace.setSpan(parent, span), emitRequest, undefined, emit, this, request, response);
+    if (span.isRecording()) return context.with(trace.setSpan(parent, span), emitRequest, undefined, emit, this, request, response);
+    // Unsampled: no span in the context (neither ours nor the caller's remote one), so the pg, Redis
+    // and fetch instrumentations (requireParentSpan)
+    // skip this request's calls altogether; they cost a sampled request's work otherwise, sampled or
+    // not (docs/perf.md). The span context it passes on (flag 00) is kept under PASSED_ON, where the
+    // propagator, the log fields and libs/event-bus find it.
+    return context.with(trace.deleteSpan(parent).setValue(PASSED_ON, span.spanContext()), emitRequest, undefined, emit, this, request, response);
   } as Server['emit'];
+}
+
+/**
+ * The span context an unsampled request passes on. `createContextKey` is `Symbol.for` of its
+ * description, so libs/event-bus and libs/resource-api name the same key without importing the SDK.
+ */
+const PASSED_ON = createContextKey('invoicing.tracing.passed-on');
+
+/**
+ * W3C Trace Context, and for an unsampled request (no span in the context) the span context kept
+ * under PASSED_ON: its trace id and "not sampled" flag reach Kafka messages, the outbox and fetch
+ * calls, so what they start downstream is not sampled either.
+ */
+class PassOnPropagator implements TextMapPropagator {
+  private readonly w3c = new W3CTraceContextPropagator();
+
+  inject(ctx: Context, carrier: unknown, setter: TextMapSetter): void {
+    const passed = trace.getSpan(ctx) === undefined ? (ctx.getValue(PASSED_ON) as SpanContext | undefined) : undefined;
+    this.w3c.inject(passed ? trace.setSpanContext(ctx, passed) : ctx, carrier, setter);
+  }
+
+  extract(ctx: Context, carrier: unknown, getter: TextMapGetter): Context {
+    return this.w3c.extract(ctx, carrier, getter);
+  }
+
+  fields(): string[] {
+    return this.w3c.fields();
+  }
 }
 
 /** EventEmitter's emit, without the overloads of http.Server's. */

@@ -72,7 +72,7 @@ interface ExportedSpan {
  * InMemorySpanExporter, and a few requests over real HTTP, one after the other. Reports every span
  * exported, the responses' request ids, and (through `child`) the JSON log lines.
  */
-function tracedRequests(): { spans: ExportedSpan[]; logs: Array<Record<string, unknown>> } {
+function tracedRequests(): { spans: ExportedSpan[]; logs: Array<Record<string, unknown>>; passed: { hasSpan: boolean; carrier: Record<string, string> } } {
   const result = child(`
     const { InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
     const tracing = require(${JSON.stringify(TRACING)});
@@ -96,6 +96,15 @@ function tracedRequests(): { spans: ExportedSpan[]; logs: Array<Record<string, u
     fastify.get('/slow', async () => { await new Promise((r) => setTimeout(r, 300)); work('too late'); return {}; });
     installHealthRoutes(fastify, { db: () => { work('readiness check'); return true; } }, { shuttingDown: false });
     fastify.get('/metrics', async () => { work('scrape'); return 'ok'; });
+    // An unsampled request: what its handler sees, and what it would pass on (Kafka, the outbox, fetch).
+    let passed;
+    fastify.get('/passed', async (request) => {
+      const carrier = {};
+      api.propagation.inject(api.context.active(), carrier);
+      passed = { hasSpan: api.trace.getSpan(api.context.active()) !== undefined, carrier };
+      request.log.info('unsampled');
+      return {};
+    });
     const call = (port, method, path, headers, body) => new Promise((resolve, reject) => {
       const request = http.request({ host: '127.0.0.1', port, method, path, headers }, (response) => {
         response.resume();
@@ -117,6 +126,7 @@ function tracedRequests(): { spans: ExportedSpan[]; logs: Array<Record<string, u
       await call(port, 'GET', '/things/42?fields=id', { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'x-request-id': 'req-get' });
       await call(port, 'POST', '/things', { 'content-type': 'application/json', 'content-length': '9', 'x-request-id': 'req-post' }, '{"a":"b"}');
       await call(port, 'GET', '/broken', { 'x-request-id': 'req-broken' });
+      await call(port, 'GET', '/passed', { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00', 'x-request-id': 'req-unsampled' });
       await call(port, 'GET', '/nowhere', { 'x-request-id': 'req-404' });
       await call(port, 'GET', '/health/live', {});
       await call(port, 'GET', '/health/ready', {});
@@ -128,18 +138,19 @@ function tracedRequests(): { spans: ExportedSpan[]; logs: Array<Record<string, u
         parentSpanId: s.parentSpanContext && s.parentSpanContext.spanId, status: s.status, attributes: s.attributes,
       }));
       await fastify.close();
-      console.log('RESULT:' + JSON.stringify({ spans }));
+      console.log('RESULT:' + JSON.stringify({ spans, passed }));
       await tracing.shutdownTracing();
     });
   `);
-  return { spans: result.spans as ExportedSpan[], logs: result.logs };
+  return { spans: result.spans as ExportedSpan[], logs: result.logs, passed: result.passed as { hasSpan: boolean; carrier: Record<string, string> } };
 }
 
 describe('server spans (over HTTP)', () => {
   const caller = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
   let spans: ExportedSpan[];
   let logs: Array<Record<string, unknown>>;
-  beforeAll(() => ({ spans, logs } = tracedRequests()));
+  let passed: { hasSpan: boolean; carrier: Record<string, string> };
+  beforeAll(() => ({ spans, logs, passed } = tracedRequests()));
   const server = (requestId: string) => {
     const found = spans.filter((s) => s.kind === 1 /* SERVER */ && s.attributes.request_id === requestId);
     expect(found).toHaveLength(1);
@@ -189,6 +200,18 @@ describe('server spans (over HTTP)', () => {
     const span = server('req-gone');
     expect(span.name).toBe('GET /slow');
     expect(span.attributes['http.response.status_code']).toBeUndefined();
+  });
+
+  it('records nothing for an unsampled request, leaves no span for pg, Redis or fetch to hang theirs on, and passes its trace on unsampled', () => {
+    // No server span (the list of server spans below has no req-unsampled either).
+    expect(spans.filter((s) => s.attributes.request_id === 'req-unsampled')).toEqual([]);
+    expect(passed.hasSpan).toBe(false);
+    const [version, traceId, parentId, flags] = passed.carrier.traceparent.split('-');
+    expect({ version, traceId, flags }).toEqual({ version: '00', traceId: caller.traceId, flags: '00' });
+    expect(parentId).toMatch(/^[0-9a-f]{16}$/);
+    expect(parentId).not.toBe(caller.spanId);
+    // Its log lines still carry the trace id, for the gateway's access line and the caller's own.
+    expect(logs.find((l) => l.msg === 'unsampled')).toMatchObject({ request_id: 'req-unsampled', trace_id: caller.traceId, span_id: parentId });
   });
 
   it('traces neither the probes nor /metrics', () => {
