@@ -312,19 +312,23 @@ build_postgres() {
   report postgres "$PG_IMAGE" built $((SECONDS - t0))
 }
 
-build_redis() {
-  local t0=$SECONDS recipe ctx
+# A stand-in made of its folder alone on the base (redis, nginx): NAME IMAGE [note].
+build_plain() {
+  local name="$1" image="$2" note="${3:-}" t0=$SECONDS recipe ctx
   require_base
-  recipe="$(li_hash "$LI_DIR/redis" -- "$(li_image_id "$BASE_IMAGE")")"
-  if ! must_build "$(qualified "$REDIS_IMAGE")" "$recipe"; then
-    retag "$REDIS_IMAGE"
-    report redis "$REDIS_IMAGE" "$skip_reason" 0
+  recipe="$(li_hash "$LI_DIR/$name" -- "$(li_image_id "$BASE_IMAGE")")"
+  if ! must_build "$(qualified "$image")" "$recipe"; then
+    retag "$image"
+    report "$name" "$image" "$skip_reason" 0
     return 0
   fi
-  ctx="$(stage_context redis)"
-  build_standin redis "$REDIS_IMAGE" "$ctx" "$recipe"
-  report redis "$REDIS_IMAGE" built $((SECONDS - t0))
+  [ -z "$note" ] || li_log "note: $note"
+  ctx="$(stage_context "$name")"
+  build_standin "$name" "$image" "$ctx" "$recipe"
+  report "$name" "$image" built $((SECONDS - t0))
 }
+
+build_redis() { build_plain redis "$REDIS_IMAGE"; }
 
 build_kafka() {
   local t0=$SECONDS recipe ctx
@@ -352,20 +356,7 @@ build_kafka() {
   report kafka "$KAFKA_IMAGE" built $((SECONDS - t0))
 }
 
-build_nginx() {
-  local t0=$SECONDS recipe ctx
-  require_base
-  recipe="$(li_hash "$LI_DIR/nginx" -- "$(li_image_id "$BASE_IMAGE")")"
-  if ! must_build "$(qualified "$NGINX_IMAGE")" "$recipe"; then
-    retag "$NGINX_IMAGE"
-    report nginx "$NGINX_IMAGE" "$skip_reason" 0
-    return 0
-  fi
-  li_log "note: $NGINX_IMAGE is a stand-in running Debian $DEBIAN_SUITE's nginx"
-  ctx="$(stage_context nginx)"
-  build_standin nginx "$NGINX_IMAGE" "$ctx" "$recipe"
-  report nginx "$NGINX_IMAGE" built $((SECONDS - t0))
-}
+build_nginx() { build_plain nginx "$NGINX_IMAGE" "$NGINX_IMAGE is a stand-in running Debian $DEBIAN_SUITE's nginx"; }
 
 started=$SECONDS
 # The base first: the others are built on it.

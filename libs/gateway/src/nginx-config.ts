@@ -1,4 +1,4 @@
-import { GATEWAY_PORT, GATEWAY_ROUTES, GatewayRoute, PROBLEM_TYPE_BASE, SERVICES, ServiceName } from '@invoicing/contracts';
+import { GATEWAY_PORT, GATEWAY_ROUTES, GatewayRoute, PROBLEM_TITLES, PROBLEM_TYPE_BASE, SERVICES, ServiceName } from '@invoicing/contracts';
 import { GATEWAY_LIMITS } from './limits';
 
 /** Where and how one nginx gateway runs; everything else comes from the platform table. */
@@ -38,19 +38,19 @@ export interface NginxGatewayOptions {
  */
 export const DEFAULT_TRACE_SAMPLE_PERCENT = 10;
 
-/** The gateway's own problems: status → [type slug, title, detail]. The services' format (docs/api.md section 8). */
-const PROBLEMS: Record<number, [slug: string, title: string, detail: string]> = {
-  400: ['bad-request', 'Bad request', 'The request is malformed: its request line, percent-encoding or Host header (exactly one is required).'],
-  404: ['not-found', 'Not found', 'No route for this path.'],
-  405: ['method-not-allowed', 'Method not allowed', 'This method is not accepted.'],
-  408: ['request-timeout', 'Request timeout', 'The request was not received in time.'],
-  413: ['payload-too-large', 'Payload too large', `The request body is larger than the ${GATEWAY_LIMITS.bodyBytes} bytes the gateway accepts.`],
-  414: ['uri-too-long', 'URI too long', `The request line is longer than the ${GATEWAY_LIMITS.lineBytes} bytes this API accepts.`],
-  431: ['headers-too-large', 'Request headers too large', `A request header is longer than ${GATEWAY_LIMITS.lineBytes} bytes, or all of them together longer than ${GATEWAY_LIMITS.lineBytes * GATEWAY_LIMITS.headBuffers}.`],
-  500: ['internal', 'Internal server error', 'An unexpected error occurred. Quote the request_id when you report it.'],
-  502: ['bad-gateway', 'Bad gateway', 'The service closed the connection without an answer. Retry later; quote the request_id if it persists.'],
-  503: ['unavailable', 'Service unavailable', 'The service is not reachable right now. Retry later.'],
-  504: ['gateway-timeout', 'Gateway timeout', 'The service did not answer in time. Retry later; quote the request_id if it persists.'],
+/** The gateway's own problems: status → detail; type and title are the services' (PROBLEM_TITLES). */
+const PROBLEMS: Record<number, string> = {
+  400: 'The request is malformed: its request line, percent-encoding or Host header (exactly one is required).',
+  404: 'No route for this path.',
+  405: 'This method is not accepted.',
+  408: 'The request was not received in time.',
+  413: `The request body is larger than the ${GATEWAY_LIMITS.bodyBytes} bytes the gateway accepts.`,
+  414: `The request line is longer than the ${GATEWAY_LIMITS.lineBytes} bytes this API accepts.`,
+  431: `A request header is longer than ${GATEWAY_LIMITS.lineBytes} bytes, or all of them together longer than ${GATEWAY_LIMITS.lineBytes * GATEWAY_LIMITS.headBuffers}.`,
+  500: 'An unexpected error occurred. Quote the request_id when you report it.',
+  502: 'The service closed the connection without an answer. Retry later; quote the request_id if it persists.',
+  503: 'The service is not reachable right now. Retry later.',
+  504: 'The service did not answer in time. Retry later; quote the request_id if it persists.',
 };
 
 /** nginx's internal code for "request header too large", answered as 431 (RFC 6585). */
@@ -81,7 +81,8 @@ export function checkedRoutes(routes: readonly GatewayRoute[]): GatewayRoute[] {
 
 /** A JSON problem body with nginx variables in it (the request id holds only [A-Za-z0-9._:-]). */
 function problemBody(status: number): string {
-  const [slug, title, detail] = PROBLEMS[status];
+  const [slug, title] = PROBLEM_TITLES[status];
+  const detail = PROBLEMS[status];
   const json = JSON.stringify({ type: `${PROBLEM_TYPE_BASE}${slug}`, title, status, detail, request_id: '@@REQUEST_ID@@' });
   // nginx strings: single-quoted, so escape \ and ' ; `$` only appears in the variable itself.
   return `'${json.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace('@@REQUEST_ID@@', '$gateway_request_id')}'`;

@@ -28,9 +28,9 @@ export function prepareNginx(dir: string, options: LocalGatewayOptions): { comma
   writeFileSync(configPath, config);
   const command = nginxBinary();
   // -e: the error log before the configuration is read (Debian's default path is root's only).
-  const args = ['-p', dir, '-e', 'stderr', '-c', configPath, '-g', 'daemon off;'];
-  execFileSync(command, [...args.slice(0, 6), '-t', '-q'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  return { command, args, configPath };
+  const base = ['-p', dir, '-e', 'stderr', '-c', configPath];
+  execFileSync(command, [...base, '-t', '-q'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return { command, args: [...base, '-g', 'daemon off;'], configPath };
 }
 
 /** Starts nginx as a child process (see prepareNginx); stdout and stderr are the caller's to read. */

@@ -1,4 +1,4 @@
-import { PROBLEM_TYPE_BASE } from '@invoicing/contracts';
+import { PROBLEM_TITLES, PROBLEM_TYPE_BASE } from '@invoicing/contracts';
 /** One field-level validation failure (docs/api.md section 8). */
 export interface FieldError {
   field: string;
@@ -16,31 +16,12 @@ export interface ProblemDetails {
   errors?: FieldError[];
 }
 
-const TITLES: Record<number, [slug: string, title: string]> = {
-  400: ['bad-request', 'Bad request'],
-  401: ['unauthorized', 'Unauthorized'],
-  403: ['forbidden', 'Forbidden'],
-  404: ['not-found', 'Not found'],
-  405: ['method-not-allowed', 'Method not allowed'],
-  408: ['request-timeout', 'Request timeout'],
-  409: ['conflict', 'Conflict'],
-  413: ['payload-too-large', 'Payload too large'],
-  414: ['uri-too-long', 'URI too long'],
-  415: ['unsupported-media-type', 'Unsupported media type'],
-  422: ['validation-failed', 'Validation failed'],
-  429: ['rate-limited', 'Too many requests'],
-  431: ['headers-too-large', 'Request headers too large'],
-  500: ['internal', 'Internal server error'],
-  502: ['bad-gateway', 'Bad gateway'],
-  503: ['unavailable', 'Service unavailable'],
-  504: ['gateway-timeout', 'Gateway timeout'],
-};
 
 /** Base of problem `type` URIs: the contracts' own, re-exported for the services. */
 export { PROBLEM_TYPE_BASE };
 
 export function problemFor(status: number, detail: string, errors?: FieldError[]): ProblemDetails {
-  const [slug, title] = TITLES[status] ?? (status >= 500 ? TITLES[500] : TITLES[400]);
+  const [slug, title] = PROBLEM_TITLES[status] ?? (status >= 500 ? PROBLEM_TITLES[500] : PROBLEM_TITLES[400]);
   const problem: ProblemDetails = { type: `${PROBLEM_TYPE_BASE}${slug}`, title, status, detail };
   if (errors && errors.length > 0) problem.errors = errors;
   return problem;
