@@ -129,7 +129,7 @@ for t in "${targets[@]}"; do
         uid="$(pid1_uid kafka)"
         if [ "$uid" = 1000 ]; then pass kafka "broker runs as uid 1000 (appuser)"; else fail kafka "broker uid '$uid'"; fi
         props="$(podman exec "$prefix-kafka" cat /opt/kafka/config/server.properties 2>&1 || true)"
-        if grep -qx 'auto.create.topics.enable=false' <<<"$props" && grep -qx 'advertised.listeners=PLAINTEXT://kafka:9092' <<<"$props" &&
+        if grep -qx 'auto.create.topics.enable=false' <<<"$props" && grep -qx 'advertised.listeners=PLAINTEXT://kafka:9092,EXTERNAL://localhost:9094' <<<"$props" &&
           grep -qx 'controller.quorum.voters=1@kafka:9093' <<<"$props"; then
           pass kafka "server.properties from compose's KAFKA_* variables ($(grep -c = <<<"$props") properties)"
         else

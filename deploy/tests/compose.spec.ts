@@ -77,9 +77,39 @@ describe('docker-compose.yml', () => {
     const built = Object.entries(compose.services).filter(([, s]) => s.build).map(([, s]) => appOf(s));
     expect([...new Set(built)].sort()).toEqual([...landedServices()].sort());
     expect(compose.services.gateway.ports).toEqual(['8080:8080']);
-    // Only the gateway is published: the rest is reached through it.
+    // Only the gateway and Kafka's host listener are published: no service is reached but through the gateway.
     const published = Object.entries(compose.services).filter(([, s]) => s.ports?.length).map(([n]) => n);
-    expect(published).toEqual(['gateway']);
+    expect(published.sort()).toEqual(['gateway', 'kafka']);
+  });
+
+  it("publishes a Kafka listener to the host's loopback only, advertised at the address the host reaches, the services staying on kafka:9092", () => {
+    const kafka = compose.services.kafka;
+    const env = environmentOf(kafka);
+    const listeners = (value: string) => Object.fromEntries(value.split(',').map((l) => /^([A-Z_]+):\/\/(.*)$/.exec(l.trim())?.slice(1, 3) ?? [l, '']));
+    const bound = listeners(env.KAFKA_LISTENERS);
+    const advertised = listeners(env.KAFKA_ADVERTISED_LISTENERS);
+    const protocols = Object.fromEntries(env.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP.split(',').map((p) => p.split(':')));
+    // Every listener has a protocol; the inside one, the controller's and the health check are unchanged.
+    expect(Object.keys(protocols).sort()).toEqual(Object.keys(bound).sort());
+    expect(bound).toEqual({ PLAINTEXT: ':9092', CONTROLLER: ':9093', EXTERNAL: ':9094' });
+    expect(advertised).toEqual({ PLAINTEXT: 'kafka:9092', EXTERNAL: 'localhost:9094' });
+    expect(env.KAFKA_INTER_BROKER_LISTENER_NAME).toBe('PLAINTEXT');
+    expect(JSON.stringify(kafka.healthcheck?.test)).toContain('--bootstrap-server localhost:9092');
+    // Published on 127.0.0.1 only (never every address: the listener is plaintext, unauthenticated),
+    // on the port it is advertised at, to the port it listens on.
+    expect(kafka.ports).toHaveLength(1);
+    const [hostIp, hostPort, containerPort] = (kafka.ports ?? [''])[0].split(':');
+    expect(hostIp).toBe('127.0.0.1');
+    expect(`localhost:${hostPort}`).toBe(advertised.EXTERNAL);
+    expect(`:${containerPort}`).toBe(bound.EXTERNAL);
+    // The topic job and every service use the inside listener.
+    const topics = compose.services['kafka-topics'];
+    const script = (Array.isArray(topics.command) ? topics.command : [topics.command ?? '']).join('\n');
+    expect(new Set([...script.matchAll(/--bootstrap-server (\S+)/g)].map((m) => m[1]))).toEqual(new Set(['kafka:9092']));
+    for (const name of landedServices()) {
+      const brokers = environmentOf(compose.services[name]).KAFKA_BROKERS;
+      if (brokers !== undefined) expect({ name, brokers }).toEqual({ name, brokers: 'kafka:9092' });
+    }
   });
 
   it('runs a one-shot migration per service with a schema, before the service starts', () => {

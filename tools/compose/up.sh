@@ -38,7 +38,8 @@ if [ -n "$(podman ps -a -q --filter "label=io.podman.compose.project=$COMPOSE_PR
 fi
 rm -f "$COMPOSE_LOGS/kafka-host-listener"
 [ "$kafka_host" = 1 ] && touch "$COMPOSE_LOGS/kafka-host-listener"
-for port in 8080 $([ "$kafka_host" = 1 ] && echo 29092); do
+# 8080 the gateway, 9094 Kafka's EXTERNAL listener (docker-compose.yml publishes both).
+for port in 8080 9094 $([ "$kafka_host" = 1 ] && echo 29092); do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     li_die "port $port is taken on this machine (tools/stack's gateway? bash tools/stack/stop.sh)"
   fi

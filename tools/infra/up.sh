@@ -2,9 +2,11 @@
 # Bring up the local infrastructure on loopback, idempotently:
 #   PostgreSQL 127.0.0.1:5432 (+ database, schemas and roles from postgres/bootstrap.sql)
 #   Redis      127.0.0.1:6379
-#   Redis Cluster 127.0.0.1:7001-7003 (three masters, for the auth service's cluster test)
+#   Redis Cluster 127.0.0.1:7001-7006 (three primaries with one replica each, for the auth
+#              service's cluster test)
 #   Kafka      127.0.0.1:9092 (single-node KRaft broker, controller on :9093)
-#              + topics auth.revocations.v1 and invoicing.domain.v1
+#              + topics auth.revocations.v1, invoicing.domain.v1 and auth.audit.v1
+# (Not the 3-node Kafka cluster of kafka-cluster.sh: the resilience tier starts that itself.)
 # Safe to run repeatedly; a second run only checks and re-applies the (idempotent)
 # bootstrap. Works non-interactively (CI=true, no stdin).
 #
@@ -20,8 +22,9 @@ T0=$(now_ms)
 infra_lock
 
 # 1. PostgreSQL ---------------------------------------------------------------
-command -v psql >/dev/null 2>&1 && command -v pg_isready >/dev/null 2>&1 ||
+if ! command -v psql >/dev/null 2>&1 || ! command -v pg_isready >/dev/null 2>&1; then
   infra_die "psql and pg_isready (postgresql-client) are required"
+fi
 pg_start_if_needed
 pg_bootstrap || infra_die "postgres bootstrap failed ($INFRA_DIR/postgres/bootstrap.sql)"
 
@@ -45,7 +48,7 @@ cat <<EOF
 infra is up ($(($(now_ms) - T0)) ms):
   postgres  127.0.0.1:5432  ${PG_ACTION}  database '$PGDATABASE_NAME', roles <svc>_owner / <svc>_app (password <role>_dev)
   redis     127.0.0.1:6379  ${REDIS_ACTION}
-  redis-cluster 127.0.0.1:7001-7003  ${REDIS_CLUSTER_ACTION}  (3 masters; REDIS_URL=$REDIS_CLUSTER_URL)
+  redis-cluster 127.0.0.1:7001-7006  ${REDIS_CLUSTER_ACTION}  (3 primaries + 1 replica each; REDIS_URL=$REDIS_CLUSTER_URL)
   kafka     127.0.0.1:9092  ${KAFKA_ACTION}  (Kafka $KAFKA_VERSION, KRaft controller 127.0.0.1:9093)
             topic $REVOCATIONS_TOPIC (6 partitions, retention.ms=$REVOCATIONS_RETENTION_MS)
             topic $DOMAIN_TOPIC (6 partitions, compacted)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Stops what tools/stack/start.sh started (every service and the gateway, by their pid files).
+# Stops what tools/stack/start.sh started (every instance of every service and the gateway, by their
+# pid files: <name>.pid, <name>-<i>.pid, gateway.pid).
 # The infrastructure keeps running unless --all is given: then tools/infra/down.sh stops Kafka,
 # and Postgres and Redis if tools/infra/up.sh had started them.
 set -euo pipefail

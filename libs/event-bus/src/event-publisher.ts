@@ -45,9 +45,16 @@ export class KafkaEventPublisher implements EventPublisher {
   private async connected(): Promise<Producer> {
     if (this.producer) return this.producer;
     if (!this.connecting) {
-      // Not the idempotent producer: it needs unbounded retries, and the outbox relay must see a
-      // failure to retry later. Delivery is at least once; events carry ids for deduplication.
+      // Idempotent (ADR 0030): when a leader dies with a send in flight, kafkajs resends it to the
+      // new leader, and the broker drops the copy it already has by the producer id and sequence,
+      // so a broker failover writes no duplicate. Its retries stay bounded (the outbox relay must
+      // see a failure to retry later); kafkajs warns that bounded retries may break the sequence,
+      // which cannot happen here: a producer is discarded after its first failed send (reset), and
+      // the next one has a new producer id. Delivery across relay retries is still at least once;
+      // events carry ids for deduplication.
       const producer = this.kafka.producer({
+        idempotent: true,
+        retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1000 },
         maxInFlightRequests: 1,
         allowAutoTopicCreation: false,
         createPartitioner: Partitioners.DefaultPartitioner,

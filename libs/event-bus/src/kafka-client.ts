@@ -7,6 +7,8 @@ export interface KafkaConnection {
   log?: (level: 'warn' | 'error', message: string, extra: Record<string, unknown>) => void;
 }
 
+const BOUNDED_IDEMPOTENT_RETRIES = 'Limiting retries for the idempotent producer may invalidate EoS guarantees';
+
 /**
  * kafkajs has had no maintainer since 2023, so it stays behind this library's two small classes;
  * replacing the client touches only this folder.
@@ -24,6 +26,8 @@ export function createKafka(c: KafkaConnection): Kafka {
       () =>
       ({ level, log }: LogEntry) => {
         const { message, ...extra } = log;
+        // Said once per idempotent producer, and not true of ours (event-publisher.ts).
+        if (message === BOUNDED_IDEMPOTENT_RETRIES) return;
         c.log?.(level === logLevel.ERROR ? 'error' : 'warn', String(message), extra);
       },
   });

@@ -115,7 +115,14 @@ export class KafkaReplayingSubscriber {
     });
     try {
       await consumer.connect();
-      await consumer.subscribe({ topics: [topic], fromBeginning: false });
+      // Each partition is then sought to the start of the replay window. A new group's partitions
+      // start where `fromBeginning` says until the seek lands, and kafkajs can apply its own
+      // lookup of that position after our seek: with `false` (the end) a partition then skipped
+      // its whole replay and the view never caught up (seen on a three-broker cluster, where the
+      // lookup is slower; docs/resilience.md, item 11). With `true` the worst case reads the
+      // partition from its beginning: a little more than the window (retention is twice the
+      // window), never less.
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
       await consumer.run({
         autoCommit: true,
         autoCommitInterval: 1000,

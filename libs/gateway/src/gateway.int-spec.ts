@@ -8,6 +8,7 @@ import { AddressInfo, createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GATEWAY_LIMITS } from './limits';
+import { UpstreamServers } from './nginx-config';
 import { LocalGatewayOptions, spawnNginx } from './nginx-process';
 
 /*
@@ -98,6 +99,34 @@ async function startResettingServer(): Promise<{ server: Server; url: string }> 
   const server = createServer((socket) => socket.destroy());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/**
+ * An instance that reads each request whole (head and the body its Content-Length declares), counts
+ * it, and drops the connection without a byte of answer: a service that dies with a request in hand.
+ */
+async function startDroppingServer(): Promise<{ url: string; received: () => string[]; close(): Promise<void> }> {
+  const received: string[] = [];
+  const server = createServer((socket) => {
+    let buffered = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buffered.subarray(0, end).toString('latin1');
+      const declared = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (buffered.length < end + 4 + declared) return;
+      received.push(head.split(' ')[0]);
+      socket.destroy();
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received: () => [...received],
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /**
@@ -224,7 +253,7 @@ interface TestGateway {
   stop(): Promise<void>;
 }
 
-async function startGateway(upstreams: Record<ServiceName, string>, options: Partial<LocalGatewayOptions> & { withStatus?: boolean } = {}): Promise<TestGateway> {
+async function startGateway(upstreams: Record<ServiceName, UpstreamServers>, options: Partial<LocalGatewayOptions> & { withStatus?: boolean } = {}): Promise<TestGateway> {
   const port = await closedPort();
   const statusPort = options.withStatus ? await closedPort() : undefined;
   const dir = mkdtempSync(join(tmpdir(), 'gateway-int-'));
@@ -290,7 +319,7 @@ describe('gateway: nginx with the rendered configuration, in front of throwaway 
     Object.fromEntries(SERVICE_NAMES.map((name) => [name, upstreams.has(name) ? hostPort(upstreams.get(name)!.url) : '127.0.0.1:1'])) as Record<ServiceName, string>;
 
   /** A second gateway for one test, with some routes pointing elsewhere. */
-  const withRoutes = (routes: GatewayRoute[], overrides: Partial<Record<ServiceName, string>>, options: Partial<LocalGatewayOptions> = {}) =>
+  const withRoutes = (routes: GatewayRoute[], overrides: Partial<Record<ServiceName, UpstreamServers>>, options: Partial<LocalGatewayOptions> = {}) =>
     startGateway({ ...mainUpstreams(), ...overrides }, { routes, ...options });
 
   beforeAll(async () => {
@@ -633,6 +662,110 @@ describe('gateway: nginx with the rendered configuration, in front of throwaway 
     } finally {
       await second.stop();
     }
+  });
+
+  describe('several instances of a service', () => {
+    const route: GatewayRoute[] = [{ prefix: '/api/v1/invoices', service: 'invoice-service' }];
+    const json = { 'content-type': 'application/json' };
+
+    it('answers every request from the instance that is up when another refuses connections, GET and POST, never a 503', async () => {
+      const live = await startUpstream('live');
+      // The refusing instance first: the very first request is tried on it.
+      const second = await withRoutes(route, { 'invoice-service': [await closedHostPort(), hostPort(live.url)] });
+      try {
+        const answers: { method: string; status: number; upstream: unknown }[] = [];
+        for (let i = 0; i < 10; i++) {
+          for (const method of ['GET', 'POST']) {
+            const response = await fetch(`${second.url}/api/v1/invoices/${i}`, { method, headers: json, body: method === 'POST' ? JSON.stringify({ i }) : undefined });
+            answers.push({ method, status: response.status, upstream: ((await response.json()) as Seen).upstream });
+          }
+        }
+        // And many at once, on several connections.
+        const parallel = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => fetch(`${second.url}/api/v1/invoices`, i % 2 ? { method: 'POST', headers: json, body: '{}' } : undefined).then(async (r) => ({ method: i % 2 ? 'POST' : 'GET', status: r.status, upstream: ((await r.json()) as Seen).upstream }))),
+        );
+        expect([...answers, ...parallel].filter((a) => a.status !== 200 || a.upstream !== 'live')).toEqual([]);
+        // Each request reached the live instance exactly once: a refused connect sent nothing.
+        expect(live.hits()).toBe(40);
+      } finally {
+        await second.stop();
+        await live.app.close();
+      }
+    });
+
+    it('answers 503 problem+json with Retry-After when every instance refuses connections', async () => {
+      const second = await withRoutes(route, { 'invoice-service': [await closedHostPort(), await closedHostPort(), await closedHostPort()] });
+      try {
+        for (const init of [{ headers: { 'X-Request-Id': 'all-down-1' } }, { method: 'POST', headers: { ...json, 'X-Request-Id': 'all-down-2' }, body: '{}' }]) {
+          const response = await fetch(`${second.url}/api/v1/invoices`, init);
+          const body = (await response.json()) as Record<string, unknown>;
+          expectProblem(response, body, 503);
+          expect(body.request_id).toBe(init.headers['X-Request-Id']);
+          expect(response.headers.get('retry-after')).toBe('1');
+        }
+      } finally {
+        await second.stop();
+      }
+    });
+
+    it('answers 502 when an instance drops a POST it has read, and never sends that POST to another instance', async () => {
+      const dropping = await startDroppingServer();
+      const live = await startUpstream('live');
+      const second = await withRoutes(route, { 'invoice-service': [hostPort(dropping.url), hostPort(live.url)] });
+      try {
+        const statuses: number[] = [];
+        for (let i = 0; i < 6; i++) {
+          const response = await fetch(`${second.url}/api/v1/invoices`, { method: 'POST', headers: json, body: JSON.stringify({ i }) });
+          if (response.status === 502) expectProblem(response, (await response.json()) as Record<string, unknown>, 502);
+          else await response.text();
+          statuses.push(response.status);
+        }
+        // Round robin: some POSTs reached the dropping instance. Each of those is a 502 and went
+        // nowhere else; each of the others reached the live one. Six POSTs, six deliveries.
+        expect(statuses.filter((s) => s === 502).length).toBeGreaterThan(0);
+        expect(statuses.filter((s) => s !== 502 && s !== 200)).toEqual([]);
+        expect(dropping.received()).toEqual(statuses.filter((s) => s === 502).map(() => 'POST'));
+        expect(live.hits()).toBe(statuses.filter((s) => s === 200).length);
+        expect(dropping.received().length + live.hits()).toBe(6);
+
+        // A PATCH likewise.
+        const patchesBefore = live.hits();
+        let patched502 = 0;
+        for (let i = 0; i < 4; i++) {
+          const response = await fetch(`${second.url}/api/v1/invoices/inv_1`, { method: 'PATCH', headers: json, body: '{}' });
+          await response.text();
+          if (response.status === 502) patched502++;
+        }
+        expect(patched502).toBeGreaterThan(0);
+        expect(dropping.received().filter((m) => m === 'PATCH')).toHaveLength(patched502);
+        expect(live.hits() - patchesBefore).toBe(4 - patched502);
+
+        // A GET the dropping instance read is passed on: it changes nothing, and the caller gets its answer.
+        const droppedBefore = dropping.received().length;
+        const gets = await Promise.all(Array.from({ length: 6 }, () => fetch(`${second.url}/api/v1/invoices`).then(async (r) => ({ status: r.status, upstream: ((await r.json()) as Seen).upstream }))));
+        expect(gets.filter((g) => g.status !== 200 || g.upstream !== 'live')).toEqual([]);
+        expect(dropping.received().length).toBeGreaterThan(droppedBefore);
+      } finally {
+        await second.stop();
+        await live.app.close();
+        await dropping.close();
+      }
+    });
+
+    it('still answers 502, not 503, when a POST refused by one instance is then dropped by the next', async () => {
+      const dropping = await startDroppingServer();
+      const second = await withRoutes(route, { 'invoice-service': [await closedHostPort(), hostPort(dropping.url)] });
+      try {
+        for (let i = 0; i < 4; i++) {
+          const response = await fetch(`${second.url}/api/v1/invoices`, { method: 'POST', headers: json, body: '{}' });
+          expectProblem(response, (await response.json()) as Record<string, unknown>, 502);
+        }
+        expect(dropping.received()).toEqual(['POST', 'POST', 'POST', 'POST']);
+      } finally {
+        await second.stop();
+        await dropping.close();
+      }
+    });
   });
 
   it('answers 504 problem+json when the upstream is slower than the upstream timeout', async () => {

@@ -1,6 +1,7 @@
 import { GATEWAY_ROUTES, SERVICES } from '@invoicing/contracts';
+import { INSTANCE_PORT_STEP, MAX_INSTANCES, stackInstances } from './instances';
 import { GATEWAY_LIMITS } from './limits';
-import { checkedRoutes, loopbackUpstreams, namedUpstreams, renderNginxConfig } from './nginx-config';
+import { checkedRoutes, loopbackUpstreams, namedUpstreams, renderNginxConfig, upstreamServers } from './nginx-config';
 
 const base = { listen: '127.0.0.1:8080', runtimeDir: '/run/gw/', accessLog: false as const, errorLog: 'stderr', workerProcesses: 1 };
 
@@ -24,6 +25,15 @@ describe('renderNginxConfig', () => {
     }
     expect(renderNginxConfig({ ...base, upstreams: namedUpstreams() })).toContain('server auth-service:3001 max_fails=0;');
     expect(renderNginxConfig({ ...base, upstreams: loopbackUpstreams(100) })).toContain('server 127.0.0.1:3101 max_fails=0;');
+  });
+
+  it('with one server per upstream, tries it once and never passes a request on', () => {
+    expect(config).toContain('proxy_next_upstream off;');
+    expect(config).not.toMatch(/proxy_next_upstream (?!off)/);
+    expect(config).not.toContain('proxy_next_upstream_tries');
+    // A one-element list is the same as the address itself.
+    const listed = Object.fromEntries(Object.entries(loopbackUpstreams()).map(([name, address]) => [name, [address]]));
+    expect(renderNginxConfig({ ...base, upstreams: listed as never })).toBe(config);
   });
 
   it('states the limits of GATEWAY_LIMITS and sets, never appends, the forwarded fields', () => {
@@ -51,6 +61,63 @@ describe('renderNginxConfig', () => {
     expect(renderNginxConfig({ ...base, upstreams: loopbackUpstreams(), statusListen: '127.0.0.1:9080' })).toContain('listen 127.0.0.1:9080;');
     expect(config).toContain('access_log off;');
     expect(renderNginxConfig({ ...base, upstreams: loopbackUpstreams(), accessLog: '/dev/stdout' })).toContain('access_log /dev/stdout gateway;');
+  });
+});
+
+describe('renderNginxConfig with several instances of a service', () => {
+  const upstreams = { ...loopbackUpstreams(), 'invoice-service': ['127.0.0.1:3002', '127.0.0.1:3012', '10.0.0.7:3002'] };
+  const config = renderNginxConfig({ ...base, upstreams });
+  const blockOf = (conf: string, service: string) => new RegExp(`upstream service_${service.replace(/-/g, '_')} \\{\\n([^}]*)\\}`).exec(conf)?.[1] ?? '';
+  const locationsOf = (conf: string, service: string) =>
+    [...conf.matchAll(/location (?:= |\^~ )\S+ \{\n([^}]*)\}/g)].map((m) => m[1]).filter((body) => body.includes(`http://service_${service.replace(/-/g, '_')};`));
+
+  it('lists one server line per instance, none marked down after failures, kept alive', () => {
+    const block = blockOf(config, 'invoice-service');
+    expect([...block.matchAll(/^\s+server (\S+) max_fails=0;$/gm)].map((m) => m[1])).toEqual(upstreams['invoice-service']);
+    expect(block).toContain('keepalive 64;');
+    expect(block).not.toMatch(/fail_timeout|backup|down;/);
+  });
+
+  it('passes a request on to the next instance on a connection error only, never a sent POST or PATCH, at most once per instance', () => {
+    const locations = locationsOf(config, 'invoice-service');
+    expect(locations).toHaveLength(2);
+    for (const body of locations) {
+      expect(body).toMatch(/^\s+proxy_pass http:\/\/service_invoice_service;\n\s+proxy_next_upstream error;\n\s+proxy_next_upstream_tries 3;\n\s*$/);
+    }
+    // Not on timeouts, not on an instance's own 5xx, never a non-idempotent request already sent.
+    expect(config).not.toMatch(/non_idempotent|proxy_next_upstream [^;]*(timeout|http_)/);
+    // The other services keep their one try.
+    for (const body of locationsOf(config, 'client-service')) expect(body).not.toContain('proxy_next_upstream');
+    expect(config).toContain('  proxy_next_upstream off;');
+    // When every instance refused, $upstream_connect_time ends in "-": the 503 stays a 503.
+    expect(config).toContain('"~(^|, )-$" 1;');
+  });
+
+  it('refuses an upstream with no server, or one server twice', () => {
+    expect(() => renderNginxConfig({ ...base, upstreams: { ...loopbackUpstreams(), 'auth-service': [] } })).toThrow(/no upstream server for auth-service/);
+    expect(() => renderNginxConfig({ ...base, upstreams: { ...loopbackUpstreams(), 'auth-service': ['a:1', 'a:1'] } })).toThrow(/twice/);
+    expect(() => upstreamServers('auth-service', 'a:1; evil')).toThrow(/host:port/);
+    expect(upstreamServers('auth-service', 'a:1')).toEqual(['a:1']);
+  });
+
+  it('loopbackUpstreams(offset, host, N): N instances of every service but settings-web, instance i at port + 10 × (i - 1)', () => {
+    const three = loopbackUpstreams(20000, '127.0.0.1', 3);
+    expect(three['auth-service']).toEqual(['127.0.0.1:23001', '127.0.0.1:23011', '127.0.0.1:23021']);
+    expect(three['expense-service']).toEqual(['127.0.0.1:23006', '127.0.0.1:23016', '127.0.0.1:23026']);
+    expect(three['settings-web']).toBe('127.0.0.1:23010');
+    expect(loopbackUpstreams(0, '127.0.0.1', 1)).toEqual(loopbackUpstreams());
+    expect(() => loopbackUpstreams(0, '127.0.0.1', MAX_INSTANCES + 1)).toThrow(/1 to 4/);
+    const rendered = renderNginxConfig({ ...base, upstreams: three });
+    expect(blockOf(rendered, 'settings-web')).not.toContain('#');
+    expect(locationsOf(rendered, 'auth-service').every((body) => body.includes('proxy_next_upstream_tries 3;'))).toBe(true);
+  });
+
+  it('the stack\'s instance ports collide with no other port of the platform, at the most instances', () => {
+    const rows = stackInstances({ ...SERVICES, gateway: { port: 8080, kind: 'gateway' } }, MAX_INSTANCES);
+    expect(new Set(rows.map((r) => r.port)).size).toBe(rows.length);
+    expect(rows.filter((r) => r.name === 'settings-web' || r.name === 'gateway').map((r) => r.instance)).toEqual([1, 1]);
+    expect(rows.filter((r) => r.name === 'auth-service').map((r) => r.port)).toEqual([3001, 3001 + INSTANCE_PORT_STEP, 3001 + 2 * INSTANCE_PORT_STEP, 3001 + 3 * INSTANCE_PORT_STEP]);
+    expect(() => stackInstances({ a: { port: 3001, kind: 'auth' }, b: { port: 3011, kind: 'resource' } }, 2)).toThrow(/port 3011 would serve both a instance 2 and b/);
   });
 });
 

@@ -1,10 +1,18 @@
 import { GATEWAY_PORT, GATEWAY_ROUTES, GatewayRoute, PROBLEM_TITLES, PROBLEM_TYPE_BASE, SERVICES, ServiceName } from '@invoicing/contracts';
+import { instancesOf, instancePort } from './instances';
 import { GATEWAY_LIMITS } from './limits';
+
+/** `host:port` of a service's one instance, or of each of its instances (one `server` line each). */
+export type UpstreamServers = string | readonly string[];
 
 /** Where and how one nginx gateway runs; everything else comes from the platform table. */
 export interface NginxGatewayOptions {
-  /** `host:port` of each service (no scheme, no path): `127.0.0.1:3001`, `auth-service:3001`. */
-  upstreams: Record<ServiceName, string>;
+  /**
+   * `host:port` of each service (no scheme, no path): `127.0.0.1:3001`, `auth-service:3001`; or a
+   * list, one per instance (`['127.0.0.1:3001', '127.0.0.1:3011']`): a connection an instance
+   * refuses is then tried on the next one (see upstreamBlock).
+   */
+  upstreams: Record<ServiceName, UpstreamServers>;
   /** The public listener: `127.0.0.1:8080`, `8080` (every address). */
   listen: string;
   /** Listener of nginx's stub_status at `/stub_status`; none when undefined. Never the public one. */
@@ -62,6 +70,71 @@ const problemPath = (status: number) => `/_gateway/problem/${status}`;
 /** Upstream block name of a service. */
 const upstreamName = (service: ServiceName) => `service_${service.replace(/-/g, '_')}`;
 
+/** The servers of one upstream: at least one, none twice (a retry must reach another instance). */
+export function upstreamServers(service: string, servers: UpstreamServers | undefined): string[] {
+  const list = typeof servers === 'string' ? [servers] : [...(servers ?? [])];
+  if (list.length === 0) throw new Error(`no upstream server for ${service}`);
+  for (const server of list) {
+    if (!/^[^\s;{}#'"]+$/.test(server)) throw new Error(`upstream server "${server}" of ${service} must be host:port`);
+  }
+  if (new Set(list).size !== list.length) throw new Error(`upstream ${service} lists a server twice: ${list.join(', ')}`);
+  return list;
+}
+
+/**
+ * An upstream block. One server: one try, as ever (`proxy_next_upstream off` at http level). Several
+ * (several instances of the service): round robin, and `proxyNextUpstream` says which failures move a
+ * request on to the next instance.
+ *
+ * max_fails=0 for every server: nginx never takes an instance out of the rotation on its own. A down
+ * instance costs one refused connect (microseconds on loopback, one RST in a cluster) before the next
+ * one answers, and the gateway needs no health state that could lag behind a restarted instance.
+ */
+function upstreamBlock(service: ServiceName, servers: string[]): string[] {
+  return [
+    `  upstream ${upstreamName(service)} {`,
+    ...(servers.length > 1
+      ? [
+          `    # ${servers.length} instances, round robin. A request whose connection is refused, or breaks before an`,
+          '    # answer, moves on to the next instance (proxy_next_upstream error), except a POST or PATCH once',
+          '    # sent: never sent twice. No instance is ever marked down (max_fails=0).',
+        ]
+      : []),
+    ...servers.map((server) => `    server ${server} max_fails=0;`),
+    '    keepalive 64;',
+    '    keepalive_requests 100000;',
+    '    keepalive_timeout 30s;',
+    '  }',
+  ];
+}
+
+/**
+ * In each location of a service with several instances: which failures pass a request on to the next
+ * instance, and how many instances one request may try (each at most once).
+ *
+ * - `error`: the connection was refused or reset, or broke before a response header came back. A
+ *   refused connect (an instance restarting, killed, not started yet) is the case this exists for:
+ *   nothing was sent, so any request may go to the next instance, and the caller gets an answer
+ *   instead of a 503.
+ * - No `non_idempotent`: once a POST or PATCH has been sent, nginx never sends it again, whatever
+ *   happens to the connection (the instance may have acted on it: a token issued, a refresh token
+ *   rotated, an invoice created). The caller gets the 502 and decides (Idempotency-Key, ADR 0007).
+ * - A GET IS passed on after a read error (so would HEAD, PUT, DELETE be, which nginx counts as
+ *   idempotent; the API has no PUT or DELETE, and its GETs only read): it changes nothing, so asking
+ *   the next instance is safe and answers the caller rather than failing a read because one instance
+ *   went away mid-request. The price: a GET that crashes the instance it reaches is carried to the
+ *   next one too, at most once per instance (the tries below).
+ * - Not `timeout`: a slow instance is not asked again (the request may still be running there, and the
+ *   caller would wait one upstream timeout per instance); the caller gets the 504.
+ * - Not `http_5xx`: an instance's own answers, a 503 of a dependency included, pass through untouched.
+ *
+ * With every instance refusing, `$upstream_connect_time` ends in `-` ("-, -"): still the 503 problem;
+ * a connection that broke after it was made (the last try connected) is the 502 problem.
+ */
+function proxyNextUpstream(servers: string[]): string[] {
+  return servers.length > 1 ? ['      proxy_next_upstream error;', `      proxy_next_upstream_tries ${servers.length};`] : [];
+}
+
 /**
  * The prefix routes, longest first; refuses a malformed table (the route table is data, and a typo
  * should fail the render, not mis-route in production).
@@ -109,6 +182,7 @@ function sampling(percent: number): string[] {
 export function renderNginxConfig(options: NginxGatewayOptions): string {
   const routes = checkedRoutes(options.routes ?? GATEWAY_ROUTES);
   const services = [...new Set(routes.map((r) => r.service))].sort();
+  const servers = Object.fromEntries(services.map((service) => [service, upstreamServers(service, options.upstreams[service])])) as Record<ServiceName, string[]>;
   const run = options.runtimeDir.replace(/\/$/, '');
   const timeout = options.upstreamTimeoutMs ?? GATEWAY_LIMITS.upstreamTimeoutMs;
   const lines: string[] = [];
@@ -211,17 +285,7 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
     '  proxy_next_upstream off;',
   );
   if (options.proxyBind) add(`  proxy_bind ${options.proxyBind};`);
-  for (const service of services) {
-    add(
-      '',
-      `  upstream ${upstreamName(service)} {`,
-      `    server ${options.upstreams[service]} max_fails=0;`,
-      '    keepalive 64;',
-      '    keepalive_requests 100000;',
-      '    keepalive_timeout 30s;',
-      '  }',
-    );
-  }
+  for (const service of services) add('', ...upstreamBlock(service, servers[service]));
   add(
     '',
     '  server {',
@@ -248,7 +312,7 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
   );
   for (const { prefix, service } of routes) {
     for (const match of [`= ${prefix}`, `^~ ${prefix}/`]) {
-      add(`    location ${match} {`, `      proxy_pass http://${upstreamName(service)};`, '    }');
+      add(`    location ${match} {`, `      proxy_pass http://${upstreamName(service)};`, ...proxyNextUpstream(servers[service]), '    }');
     }
   }
   add(
@@ -288,9 +352,19 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
   return lines.join('\n');
 }
 
-/** `host:port` of each service on this machine (their ports of SERVICES, moved by `offset`). */
-export function loopbackUpstreams(offset = 0, host = '127.0.0.1'): Record<ServiceName, string> {
-  return Object.fromEntries(Object.entries(SERVICES).map(([name, { port }]) => [name, `${host}:${port + offset}`])) as Record<ServiceName, string>;
+/**
+ * `host:port` of each service on this machine (their ports of SERVICES, moved by `offset`). With
+ * `instances` > 1, a list per service: instance i at its port + INSTANCE_PORT_STEP × (i − 1), as
+ * tools/stack/start.sh --instances runs them (settings-web stays one; src/instances.ts).
+ */
+export function loopbackUpstreams(offset = 0, host = '127.0.0.1', instances = 1): Record<ServiceName, UpstreamServers> {
+  return Object.fromEntries(
+    Object.entries(SERVICES).map(([name, { port, kind }]) => {
+      const count = instancesOf(kind, instances);
+      const at = (instance: number) => `${host}:${instancePort(port, instance) + offset}`;
+      return [name, count === 1 ? at(1) : Array.from({ length: count }, (_, i) => at(i + 1))];
+    }),
+  ) as Record<ServiceName, UpstreamServers>;
 }
 
 /** `name:port` of each service on a network where each has a DNS name of its own (compose, kube play). */

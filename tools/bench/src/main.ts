@@ -174,6 +174,25 @@ async function main(): Promise<void> {
   // In front of the traced instances: every request sampled, and the gateway's default share.
   const gatewayTraced = await gateway(4211, tracedAuth, tracedProducts, 100);
   const gatewaySampled = await gateway(4212, tracedAuth, tracedProducts);
+  // The auth service on the Redis Cluster with one replica per primary (tools/infra/redis-cluster.sh),
+  // without and with every session write waiting for its replica (ADR 0030).
+  const clusterAuth = async (port: number, waitReplicas: number) => {
+    await startProcess('node', [mainOf('auth-service'), 'serve'], {
+      env: {
+        ...owners,
+        PORT: String(port),
+        REDIS_URL: 'redis-cluster://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003',
+        REDIS_WAIT_REPLICAS: String(waitReplicas),
+        TRUSTED_PROXIES: '127.0.0.2',
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+      },
+      logFile: join(LOGS, `auth-service-cluster-wait${waitReplicas}.log`),
+      readyUrl: `http://127.0.0.1:${port}/health/ready`,
+    });
+    return `http://127.0.0.1:${port}`;
+  };
+  const authCluster = await clusterAuth(3952, 0);
+  const authClusterWait = await clusterAuth(3953, 1);
   const oidc = await startProcess('node', [join(__dirname, 'peers', 'oidc-provider-server.mjs')], {
     env: { PORT: '4100' },
     logFile: join(LOGS, 'oidc-provider.log'),
@@ -238,26 +257,39 @@ async function main(): Promise<void> {
 
   // Each connection chains its own family: it presents the refresh token its last response carried.
   // A chain never races itself, so no response is a reuse (which would revoke every chain).
-  const pool = await Promise.all(Array.from({ length: 40 }, () => exchange(keyRefresh)));
-  const refreshes = pool.map((p) => p.refresh_token);
-  report.load('POST /api/v1/auth/refresh (16 chains of rotation)', 'refresh', await load({
-    url: `${serviceUrl('auth-service')}/api/v1/auth/refresh`,
-    method: 'POST',
-    headers: json,
-    ...measure,
-    chain: () => {
-      let token = refreshes.pop();
-      if (!token) throw new Error('out of refresh tokens for the chains');
-      return {
-        body: () => JSON.stringify({ refresh_token: token }),
-        onResponse: (status, body) => {
-          // A broken chain (counted as unexpected) must not present its token again: that would be
-          // a reuse and revoke every chain of the key. It takes a fresh one, or sends nothing valid.
-          token = status === 200 ? (JSON.parse(body) as { refresh_token: string }).refresh_token : (refreshes.pop() ?? 'rt_live_broken');
-        },
-      };
-    },
+  const refreshChains = async (base: string) => {
+    const pool = await Promise.all(Array.from({ length: 40 }, () => exchange(keyRefresh, base)));
+    const refreshes = pool.map((p) => p.refresh_token);
+    return load({
+      url: `${base}/api/v1/auth/refresh`,
+      method: 'POST',
+      headers: json,
+      ...measure,
+      chain: () => {
+        let token = refreshes.pop();
+        if (!token) throw new Error('out of refresh tokens for the chains');
+        return {
+          body: () => JSON.stringify({ refresh_token: token }),
+          onResponse: (status, body) => {
+            // A broken chain (counted as unexpected) must not present its token again: that would be
+            // a reuse and revoke every chain of the key. It takes a fresh one, or sends nothing valid.
+            token = status === 200 ? (JSON.parse(body) as { refresh_token: string }).refresh_token : (refreshes.pop() ?? 'rt_live_broken');
+          },
+        };
+      },
+    });
+  };
+  report.load('POST /api/v1/auth/refresh (16 chains of rotation)', 'refresh', await refreshChains(serviceUrl('auth-service')));
+
+  step('on a Redis Cluster with replicas, without and with WAIT');
+  report.load('POST /api/v1/auth/token, Redis Cluster with replicas, no WAIT', 'tokenCluster', await load({
+    url: authCluster + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyDirect), ...measure,
   }));
+  report.load('POST /api/v1/auth/token, Redis Cluster, WAIT for one replica', 'tokenClusterWait', await load({
+    url: authClusterWait + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyDirect), ...measure,
+  }));
+  report.load('POST /api/v1/auth/refresh, Redis Cluster with replicas, no WAIT', 'refreshCluster', await refreshChains(authCluster));
+  report.load('POST /api/v1/auth/refresh, Redis Cluster, WAIT for one replica', 'refreshClusterWait', await refreshChains(authClusterWait));
 
   step(`a key holding ${args.sessions.toLocaleString('en')} live sessions`);
   const seeding = await load({

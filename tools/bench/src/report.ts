@@ -25,6 +25,11 @@ const RATIOS: Array<{ what: string; num: string; den: string; min: number }> = [
   { what: 'GET products/{id}, tracing on (default sampling) / off', num: 'getSampled', den: 'getGateway', min: 0.9 },
   { what: 'token exchange, tracing on (every request) / off', num: 'tokenTraced', den: 'tokenGateway', min: 0 },
   { what: 'GET products/{id}, tracing on (every request) / off', num: 'getTraced', den: 'getGateway', min: 0 },
+  // On a Redis Cluster with one replica per primary, every session write waiting for its replica
+  // (REDIS_WAIT_REPLICAS=1, ADR 0030) against the same cluster without the wait: shown, no target.
+  { what: 'token exchange, Redis Cluster, WAIT for a replica / no WAIT', num: 'tokenClusterWait', den: 'tokenCluster', min: 0 },
+  { what: 'refresh rotation, Redis Cluster, WAIT for a replica / no WAIT', num: 'refreshClusterWait', den: 'refreshCluster', min: 0 },
+  { what: 'token exchange, Redis Cluster (no WAIT) / one Redis', num: 'tokenCluster', den: 'token', min: 0 },
   // The hand-written floors: the same work with nothing but the libraries underneath.
   { what: 'token exchange / its hand-written floor', num: 'token', den: 'floorToken', min: 0.75 },
   { what: 'refresh rotation / the token floor', num: 'refresh', den: 'floorToken', min: 0.75 },

@@ -36,6 +36,19 @@ const schema = baseEnvSchema
         if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
       })
       .default('redis://127.0.0.1:6379/0'),
+    /**
+     * Replicas that must hold a session write before it is acknowledged (Redis WAIT after the write,
+     * on the same node; ADR 0030): a rotation, a new session, a revocation. Redis replicates
+     * asynchronously, so without it a primary that dies after answering can come back, as its
+     * promoted replica, without the write: a spent refresh token unspent. 0 (one Redis, no replica)
+     * waits for nothing; production on a Redis Cluster with one replica per primary sets 1.
+     */
+    REDIS_WAIT_REPLICAS: z.coerce.number().int().min(0).max(5).default(0),
+    /**
+     * How long a write waits for its replicas; past it the request answers 503 and hands out
+     * nothing (a rotation is then spent without a successor: the client exchanges again).
+     */
+    REDIS_WAIT_TIMEOUT_MS: z.coerce.number().int().min(10).max(1000).default(200),
     /** Namespaces every Redis key; tests use their own. */
     REDIS_KEY_PREFIX: z.string().regex(/^[a-z0-9:_-]*$/).default('auth:'),
     ...kafkaEnvShape,

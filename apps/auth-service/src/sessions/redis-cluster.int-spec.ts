@@ -11,42 +11,61 @@ import { newRefreshToken } from '../keys/credential-format';
 import { REDIS } from './session-store';
 
 /**
- * The auth service on a real three-master Redis Cluster (ADR 0018; `tools/infra/redis-cluster.sh`,
- * started by tools/infra/up.sh), with real Postgres and Kafka: exchange, rotation, reuse detection,
- * the concurrent-refresh race, RFC 7009 revocation, the failure throttle and the pending sweep. A
- * Lua script whose keys spanned two slots would fail here with CROSSSLOT; a client that talked to
- * one node only would fail the last test, which finds the keys on every master and none on the
- * single Redis.
+ * The auth service on a real Redis Cluster of three primaries with one replica each (ADR 0018;
+ * `tools/infra/redis-cluster.sh`, started by tools/infra/up.sh), with real Postgres and Kafka:
+ * exchange, rotation, reuse detection, the concurrent-refresh race, RFC 7009 revocation, the failure
+ * throttle and the pending sweep. A Lua script whose keys spanned two slots would fail here with
+ * CROSSSLOT; a client that talked to one node only would fail the last test, which finds the keys on
+ * every primary and none on the single Redis. Which ports are the primaries is asked of the cluster
+ * (CLUSTER NODES): 7001-7003 as created, others after a failover.
  */
-const CLUSTER_URL = 'redis-cluster://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003';
-const MASTER_PORTS = [7001, 7002, 7003];
+const NODE_PORTS = [7001, 7002, 7003, 7004, 7005, 7006];
+const CLUSTER_URL = `redis-cluster://${NODE_PORTS.map((port) => `127.0.0.1:${port}`).join(',')}`;
 const REUSE = 'The refresh token was already used; every session of this API key is revoked.';
 
 let app: AuthTestApp;
 let db: DataSource;
 /** The app's own client. */
 let cluster: Cluster;
-/** Plain connections to each master, and to the single Redis the other suites use. */
+/** The primaries' ports, ascending (found with CLUSTER NODES). */
+let masterPorts: number[];
+/** Plain connections to each primary, and to the single Redis the other suites use. */
 let direct: Redis[];
 let single: Redis;
-/** Slot ranges of each master, in the order of MASTER_PORTS. */
+/** Slot ranges of each primary, in the order of masterPorts. */
 let ranges: Array<Array<[number, number]>>;
 
-async function clusterProblem(): Promise<string | null> {
-  for (const node of direct) {
-    const info = await node.cluster('INFO').catch((e: Error) => e.message);
-    if (!/cluster_state:ok/.test(String(info))) return `127.0.0.1:${node.options.port}: ${String(info).split('\n')[0]}`;
+const plain = (port: number) => new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true });
+
+/** Every node in cluster_state:ok, and the primaries (nodes flagged master that serve slots) as one of them sees them. */
+async function discover(): Promise<{ problem: string | null; primaries: number[] }> {
+  const nodes = NODE_PORTS.map(plain);
+  try {
+    for (const node of nodes) {
+      const info = await node.cluster('INFO').catch((e: Error) => e.message);
+      if (!/cluster_state:ok/.test(String(info))) return { problem: `127.0.0.1:${node.options.port}: ${String(info).split('\n')[0]}`, primaries: [] };
+    }
+    // "<id> <ip:port@cport> <flags> <master-id> <ping> <pong> <epoch> <link> [slots...]"
+    const lines = String(await nodes[0].cluster('NODES')).trim().split('\n');
+    const primaries = lines
+      .map((line) => line.trim().split(' '))
+      .filter((f) => f[2].split(',').includes('master') && !f[2].includes('fail') && f.length > 8)
+      .map((f) => Number(f[1].split('@')[0].split(':')[1]))
+      .sort((a, b) => a - b);
+    return { problem: primaries.length === 3 ? null : `${primaries.length} primaries serve slots`, primaries };
+  } finally {
+    nodes.forEach((node) => node.disconnect());
   }
-  return null;
 }
 
 beforeAll(async () => {
-  direct = MASTER_PORTS.map((port) => new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true }));
   single = new Redis({ host: '127.0.0.1', port: 6379, maxRetriesPerRequest: 1 });
-  const problem = await clusterProblem();
-  if (problem) throw new Error(`no Redis Cluster on 127.0.0.1:7001-7003 (${problem}); run bash tools/infra/redis-cluster.sh start`);
+  const { problem, primaries } = await discover();
+  if (problem) throw new Error(`no healthy Redis Cluster on 127.0.0.1:7001-7006 (${problem}); run bash tools/infra/redis-cluster.sh start`);
+  masterPorts = primaries;
+  direct = masterPorts.map(plain);
   const slots = (await direct[0].cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
-  ranges = MASTER_PORTS.map((port) => slots.filter((s) => Number(s[2][1]) === port).map((s): [number, number] => [s[0], s[1]]));
+  ranges = masterPorts.map((port) => slots.filter((s) => Number(s[2][1]) === port).map((s): [number, number] => [s[0], s[1]]));
 
   app = await startAuthTestApp({ REDIS_URL: CLUSTER_URL });
   db = app.service.app.get(DataSource);
@@ -112,10 +131,10 @@ async function scanAll(node: Redis, match: string): Promise<string[]> {
   return keys;
 }
 
-/** The master (index into MASTER_PORTS) that serves a key's slot. */
+/** The master (index into masterPorts) that serves a key's slot. */
 const masterOf = (key: string) => ranges.findIndex((r) => r.some(([from, to]) => keySlot(key) >= from && keySlot(key) <= to));
 
-it('talks to the three masters through a cluster client, and computes slots as the cluster does', async () => {
+it('talks to the three primaries through a cluster client, and computes slots as the cluster does', async () => {
   expect(cluster).toBeInstanceOf(Cluster);
   expect(cluster.status).toBe('ready');
   expect(
@@ -123,7 +142,7 @@ it('talks to the three masters through a cluster client, and computes slots as t
       .nodes('master')
       .map((n) => n.options.port)
       .sort(),
-  ).toEqual(MASTER_PORTS);
+  ).toEqual(masterPorts);
   expect(ranges.map((r) => r.length > 0)).toEqual([true, true, true]);
   const uuid = randomUUID();
   for (const key of [prefixed(`sess:{${uuid}}`), prefixed(`rt:${'f'.repeat(64)}`), prefixed('thr:ip:127.0.0.1')]) {
@@ -147,7 +166,7 @@ it('exchanges credentials and rotates: the family lives on the master of its key
   for (let i = 0; i < direct.length; i++) {
     // Only the owner holds them (another master would answer MOVED, not 0: ask with a plain EXISTS).
     const exists = await direct[i].exists(sess, sexp).catch((e: Error) => e.message);
-    expect({ port: MASTER_PORTS[i], exists }).toEqual({ port: MASTER_PORTS[i], exists: i === owner ? 2 : expect.stringMatching(/^MOVED /) });
+    expect({ port: masterPorts[i], exists }).toEqual({ port: masterPorts[i], exists: i === owner ? 2 : expect.stringMatching(/^MOVED /) });
   }
   expect(await cluster.zcard(sexp)).toBe(1);
 });
@@ -248,7 +267,7 @@ it('throttles failed client authentication with 429 and Retry-After', async () =
 it('finds orphaned pending revocations on every master with a bounded, resumable scan', async () => {
   // One orphan on each master: what a session script leaves when its process dies before the outbox insert.
   const orphans: Array<{ key: Key; sid: string; pend: string }> = [];
-  for (let master = 0; master < MASTER_PORTS.length; master++) {
+  for (let master = 0; master < masterPorts.length; master++) {
     let key: Key;
     do key = await app.createKey();
     while (masterOf(prefixed(`pend:{${tagOf(key)}}`)) !== master);

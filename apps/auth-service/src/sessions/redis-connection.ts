@@ -58,6 +58,10 @@ export async function createRedisClient(target: RedisTarget, logger = new Logger
     maxRedirections: 6,
     retryDelayOnFailover: 100,
     retryDelayOnClusterDown: 100,
+    // After a failover, commands of an auto-pipelined batch can come back MOVED without ioredis
+    // following them (503, see isDependencyFailure); the slot map is reloaded every second so that
+    // such answers stop within about a second (ADR 0030).
+    slotsRefreshInterval: 1000,
     redisOptions: {
       username: target.username,
       password: target.password,

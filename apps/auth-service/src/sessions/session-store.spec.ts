@@ -1,3 +1,4 @@
+import { DependencyUnavailableError, isDependencyFailure } from '@invoicing/service-kit';
 import { randomUUID } from 'node:crypto';
 import { DashboardSessions } from '../settings/dashboard-sessions';
 import type { AuthConfig } from '../config/config';
@@ -15,11 +16,15 @@ import { SessionStore } from './session-store';
  */
 
 /** Plain commands the code sends, and how many of their leading arguments are keys. */
-const PLAIN_COMMAND_KEYS: Record<string, number> = { set: 1, get: 1, getex: 1, del: 1, hget: 1, lrem: 1, lrange: 1, pttl: 1 };
+const PLAIN_COMMAND_KEYS: Record<string, number> = { set: 1, get: 1, getex: 1, del: 1, hget: 1, lrem: 1, lrange: 1, pttl: 1, wait: 0 };
 
 interface Call {
   command: string;
   keys: string[];
+  /** The arguments after the keys. */
+  args: unknown[];
+  /** The pipeline it was sent in (a count), if any. */
+  pipeline?: number;
 }
 
 interface Recorder {
@@ -34,10 +39,11 @@ function recordingRedis(): Recorder {
   const calls: Call[] = [];
   const scripts = new Map<string, { numberOfKeys: number; lua: string }>();
   const replies: Record<string, unknown> = {};
-  const record = (command: string, args: unknown[]) => {
+  let pipelines = 0;
+  const record = (command: string, args: unknown[], pipeline?: number) => {
     const keys = scripts.get(command)?.numberOfKeys ?? PLAIN_COMMAND_KEYS[command];
     if (keys === undefined) throw new Error(`unexpected Redis command ${command}: declare how many keys it takes`);
-    calls.push({ command, keys: args.slice(0, keys).map(String) });
+    calls.push({ command, keys: args.slice(0, keys).map(String), args: args.slice(keys), pipeline });
   };
   const target: Record<string, unknown> = {
     isCluster: false,
@@ -62,6 +68,27 @@ function recordingRedis(): Recorder {
       );
       return chain;
     },
+    // A pipeline: its commands are recorded one by one, marked with the pipeline they went in.
+    pipeline: () => {
+      const queued: Array<[string, unknown[]]> = [];
+      const chain: unknown = new Proxy(
+        {},
+        {
+          get: (_t, prop: string) =>
+            prop === 'exec'
+              ? async () => {
+                  const id = ++pipelines;
+                  for (const [command, args] of queued) record(command, args, id);
+                  return queued.map(([command]) => [null, replies[command] ?? null]);
+                }
+              : (...args: unknown[]) => {
+                  queued.push([prop, args]);
+                  return chain;
+                },
+        },
+      );
+      return chain;
+    },
   };
   const redis = new Proxy(target, {
     get: (t, prop) => {
@@ -75,8 +102,14 @@ function recordingRedis(): Recorder {
   return { redis, calls, scripts, replies };
 }
 
-function config(prefix: string): AuthConfig {
-  return { REDIS_KEY_PREFIX: prefix, AUTH_MAX_SESSIONS_PER_KEY: 50_000, AUTH_THROTTLE_WINDOW_SECONDS: 60 } as AuthConfig;
+function config(prefix: string, waitReplicas = 0): AuthConfig {
+  return {
+    REDIS_KEY_PREFIX: prefix,
+    AUTH_MAX_SESSIONS_PER_KEY: 50_000,
+    AUTH_THROTTLE_WINDOW_SECONDS: 60,
+    REDIS_WAIT_REPLICAS: waitReplicas,
+    REDIS_WAIT_TIMEOUT_MS: 200,
+  } as AuthConfig;
 }
 
 const pendingJson = (sid: string) =>
@@ -316,5 +349,45 @@ describe('SessionStore.scanPendingStep on a Redis Cluster', () => {
     await store.scanPendingStep(1);
     expect(masters[0].scan).toHaveBeenCalledTimes(4);
     expect(masters[0].scan.mock.calls.at(-1)?.[0]).toBe('0');
+  });
+});
+
+describe('REDIS_WAIT_REPLICAS (ADR 0030)', () => {
+  const writes = ['authCreateSession', 'set', 'authRotateSession', 'authRevokeAllSessions', 'authRevokeSession', 'authSetSecretFloor'];
+
+  it('sends every session write in a pipeline of its own with WAIT right behind it, on the same slot', async () => {
+    const recorder = recordingRedis();
+    const store = new SessionStore(recorder.redis, config('auth:', 1));
+    recorder.replies.wait = 1;
+    await driveSessionStore(store, recorder, randomUUID());
+    const piped = recorder.calls.filter((c) => c.pipeline !== undefined);
+    const byPipeline = new Map<number, Call[]>();
+    for (const call of piped) byPipeline.set(call.pipeline!, [...(byPipeline.get(call.pipeline!) ?? []), call]);
+    for (const [, [write, wait, ...rest]] of byPipeline) {
+      expect(writes).toContain(write.command);
+      expect({ command: wait.command, args: wait.args }).toEqual({ command: 'wait', args: [1, 200] });
+      expect(rest).toEqual([]);
+    }
+    // Every write went that way; reads and the pending list's cleanup did not.
+    expect(recorder.calls.filter((c) => c.pipeline === undefined).map((c) => c.command).sort()).toEqual(['get', 'hget', 'lrem']);
+    expect(new Set(piped.filter((c) => c.command !== 'wait').map((c) => c.command))).toEqual(new Set(writes));
+  });
+
+  it('a write no replica acknowledged in time is a dependency failure (503), after which nothing is handed out', async () => {
+    const recorder = recordingRedis();
+    const store = new SessionStore(recorder.redis, config('auth:', 1));
+    recorder.replies.wait = 0;
+    recorder.replies.authRotateSession = ['rotated', 'read:invoices', randomUUID(), 'ak_live_x'];
+    const pointer = { apiKeyUuid: randomUUID(), sessionId: 'ses_1' };
+    const rotation = store.rotate({ pointer, presentedHash: 'a'.repeat(64), newHash: 'b'.repeat(64), newExpiresAt: 3_000, now: 1_500, eventId: randomUUID() });
+    await expect(rotation).rejects.toThrow(DependencyUnavailableError);
+    await expect(rotation).rejects.toThrow('Redis: 0 of 1 replicas acknowledged a session write within 200 ms');
+    expect(isDependencyFailure(await rotation.catch((e: unknown) => e))).toBe(true);
+  });
+
+  it('without replicas to wait for, writes go alone (auto-pipelined), with no WAIT', async () => {
+    const recorder = recordingRedis();
+    await driveSessionStore(new SessionStore(recorder.redis, config('auth:', 0)), recorder, randomUUID());
+    expect(recorder.calls.some((c) => c.pipeline !== undefined || c.command === 'wait')).toBe(false);
   });
 });

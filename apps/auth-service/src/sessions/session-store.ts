@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
-import type { Cluster, Result } from 'ioredis';
+import type { ClientContext, Cluster, RedisCommander, Result } from 'ioredis';
+import { DependencyUnavailableError } from '@invoicing/service-kit';
 import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import type { RedisClient } from './redis-connection';
 import type { AuditActorAt } from '../audit/audit-log';
@@ -69,6 +70,9 @@ export type RotateResult =
   | { kind: 'expired' }
   | { kind: 'invalid' };
 
+/** One write, to the node of one slot, expressed for any client: the Redis itself or a pipeline. */
+type Write<T> = <C extends ClientContext>(client: RedisCommander<C>) => Result<T, C>;
+
 export interface SessionPointer {
   apiKeyUuid: string;
   sessionId: string;
@@ -82,6 +86,9 @@ export interface SessionPointer {
 export class SessionStore {
   private readonly prefix: string;
   private readonly maxSessionsPerKey: string;
+  /** Replicas that must hold a write before it counts (REDIS_WAIT_REPLICAS), and for how long to wait. */
+  private readonly waitReplicas: number;
+  private readonly waitTimeoutMs: number;
   /**
    * Where the scan for orphaned pending revocations stands: the node being walked (its address on a
    * cluster, '' for one Redis; null at the start of a pass) and the cursor on it.
@@ -94,6 +101,8 @@ export class SessionStore {
   ) {
     this.prefix = config.REDIS_KEY_PREFIX;
     this.maxSessionsPerKey = String(config.AUTH_MAX_SESSIONS_PER_KEY);
+    this.waitReplicas = config.REDIS_WAIT_REPLICAS;
+    this.waitTimeoutMs = config.REDIS_WAIT_TIMEOUT_MS;
     redis.defineCommand('authCreateSession', { numberOfKeys: 2, lua: CREATE_SESSION });
     redis.defineCommand('authRotateSession', { numberOfKeys: 3, lua: ROTATE_SESSION });
     redis.defineCommand('authRevokeAllSessions', { numberOfKeys: 3, lua: REVOKE_ALL_SESSIONS });
@@ -117,9 +126,55 @@ export class SessionStore {
     return `${this.prefix}rt:${refreshHash}`;
   }
 
+  /**
+   * Sends one write and, with REDIS_WAIT_REPLICAS, a `WAIT` right behind it in the same pipeline:
+   * the pipeline goes to the node of the write's slot on that node's one connection, so the WAIT
+   * counts the replicas holding this write (and every earlier one on the connection). Resolves with
+   * the write's reply once enough replicas have it; otherwise throws a dependency failure (503), and
+   * the caller hands nothing out. Redis replicates asynchronously: without this, a primary that dies
+   * after answering is replaced by a replica that never saw the write, and a spent refresh token
+   * works again (ADR 0030). Without replicas to wait for, the write goes alone (auto-pipelined).
+   *
+   * A script in a pipeline is sent as EVALSHA once the connection has loaded it; only a SCRIPT FLUSH
+   * on a live connection makes ioredis resend it after the pipeline (NOSCRIPT), past its WAIT.
+   */
+  private async write<T>(write: Write<T>): Promise<T> {
+    if (this.waitReplicas === 0) return write(this.redis as RedisCommander);
+    for (let attempt = 1; ; attempt++) {
+      const pipeline = this.redis.pipeline();
+      write(pipeline);
+      pipeline.wait(this.waitReplicas, this.waitTimeoutMs);
+      const [[writeError, reply], [waitError, acknowledged]] = (await pipeline.exec()) ?? [[null, null], [null, 0]];
+      if (writeError) {
+        // ioredis follows a redirection of a pipeline only when every command in it was redirected
+        // or is read-only; WAIT is neither, so after a failover the write comes back MOVED (or
+        // CLUSTERDOWN while the replica takes over). It was not executed: refresh the slot map, and
+        // send it again, up to five times (the nodes take a moment to agree on the new map); past
+        // that, the cluster is still moving: a dependency failure (503), as for the client's own
+        // "Too many Cluster redirections".
+        if (isCluster(this.redis) && REDIRECTED.test(writeError.message)) {
+          if (attempt < 6) {
+            await refreshSlots(this.redis);
+            continue;
+          }
+          throw new DependencyUnavailableError(`Redis Cluster: a session write was still redirected after ${attempt} attempts`);
+        }
+        throw writeError;
+      }
+      if (waitError) throw waitError;
+      if ((acknowledged as number) < this.waitReplicas) {
+        throw new DependencyUnavailableError(
+          `Redis: ${String(acknowledged)} of ${this.waitReplicas} replicas acknowledged a session write within ${this.waitTimeoutMs} ms`,
+        );
+      }
+      return reply as T;
+    }
+  }
+
   /** Records the pointer of a newly minted refresh token. It must exist before the token is handed out. */
   async putPointer(refreshHash: string, pointer: SessionPointer, ttlMs: number): Promise<void> {
-    await this.redis.set(this.pointerKey(refreshHash), `${pointer.apiKeyUuid} ${pointer.sessionId}`, 'PX', ttlMs, 'NX');
+    const key = this.pointerKey(refreshHash);
+    await this.write((c) => c.set(key, `${pointer.apiKeyUuid} ${pointer.sessionId}`, 'PX', ttlMs, 'NX'));
   }
 
   async findPointer(refreshHash: string): Promise<SessionPointer | null> {
@@ -154,10 +209,13 @@ export class SessionStore {
       secretGeneration: number;
     },
   ): Promise<boolean> {
-    const created = await this.redis.authCreateSession(
-      this.sessKey(input.apiKeyUuid),
-      this.expiriesKey(input.apiKeyUuid),
-      input.sessionId,
+    const sess = this.sessKey(input.apiKeyUuid);
+    const sexp = this.expiriesKey(input.apiKeyUuid);
+    const created = await this.write<number>((c) =>
+      c.authCreateSession(
+        sess,
+        sexp,
+        input.sessionId,
       input.refreshHash,
       String(input.refreshExpiresAt),
       input.scope,
@@ -165,8 +223,9 @@ export class SessionStore {
       input.clientId,
       String(input.now),
       String(input.refreshExpiresAt - input.now),
-      this.maxSessionsPerKey,
-      String(input.secretGeneration),
+        this.maxSessionsPerKey,
+        String(input.secretGeneration),
+      ),
     );
     return created === 1;
   }
@@ -177,7 +236,8 @@ export class SessionStore {
    * a stale row is refused when it comes to open its session.
    */
   async raiseSecretFloor(apiKeyUuid: string, generation: number): Promise<void> {
-    await this.redis.authSetSecretFloor(this.sessKey(apiKeyUuid), String(generation), String(SECRET_FLOOR_TTL_MS));
+    const sess = this.sessKey(apiKeyUuid);
+    await this.write((c) => c.authSetSecretFloor(sess, String(generation), String(SECRET_FLOOR_TTL_MS)));
   }
 
   async rotate(input: {
@@ -191,10 +251,8 @@ export class SessionStore {
     actor?: RevocationActor;
   }): Promise<RotateResult> {
     const { apiKeyUuid, sessionId } = input.pointer;
-    const [kind, ...rest] = await this.redis.authRotateSession(
-      this.sessKey(apiKeyUuid),
-      this.expiriesKey(apiKeyUuid),
-      this.pendKey(apiKeyUuid),
+    const keys = [this.sessKey(apiKeyUuid), this.expiriesKey(apiKeyUuid), this.pendKey(apiKeyUuid)] as const;
+    const args = [
       sessionId,
       input.presentedHash,
       input.newHash,
@@ -203,7 +261,8 @@ export class SessionStore {
       String(input.newExpiresAt - input.now),
       input.eventId,
       input.actor ? JSON.stringify(input.actor) : '',
-    );
+    ];
+    const [kind, ...rest] = await this.write<string[]>((c) => c.authRotateSession(...keys, ...args));
     switch (kind) {
       case 'rotated':
         return { kind, scope: rest[0], organizationId: rest[1], clientId: rest[2] };
@@ -227,10 +286,8 @@ export class SessionStore {
         actor?: RevocationActor;
       },
   ): Promise<PendingRevocationRecord> {
-    const raw = await this.redis.authRevokeAllSessions(
-      this.sessKey(input.apiKeyUuid),
-      this.expiriesKey(input.apiKeyUuid),
-      this.pendKey(input.apiKeyUuid),
+    const keys = [this.sessKey(input.apiKeyUuid), this.expiriesKey(input.apiKeyUuid), this.pendKey(input.apiKeyUuid)] as const;
+    const args = [
       String(input.now),
       input.eventId,
       input.reason,
@@ -241,7 +298,8 @@ export class SessionStore {
       input.secretFloor === undefined ? '' : String(input.secretFloor),
       String(SECRET_FLOOR_TTL_MS),
       input.actor ? JSON.stringify(input.actor) : '',
-    );
+    ];
+    const raw = await this.write<string>((c) => c.authRevokeAllSessions(...keys, ...args));
     return decodePending(input.apiKeyUuid, raw);
   }
 
@@ -254,11 +312,13 @@ export class SessionStore {
   async revokeSession(
     input: SessionOwner & RevocationStamp & { sessionId: string; evenIfGone: boolean },
   ): Promise<PendingRevocationRecord | null> {
-    const raw = await this.redis.authRevokeSession(
+    const keys = [
       this.sessKey(input.apiKeyUuid),
       this.expiriesKey(input.apiKeyUuid),
       this.pendKey(input.apiKeyUuid),
       this.revokedSessionKey(input.apiKeyUuid, input.sessionId),
+    ] as const;
+    const args = [
       input.sessionId,
       String(input.now),
       input.eventId,
@@ -266,7 +326,8 @@ export class SessionStore {
       input.evenIfGone ? '1' : '0',
       input.organizationId,
       input.clientId,
-    );
+    ];
+    const raw = await this.write<string | null>((c) => c.authRevokeSession(...keys, ...args));
     return raw ? decodePending(input.apiKeyUuid, raw) : null;
   }
 
@@ -336,6 +397,14 @@ export class SessionStore {
 
 function isCluster(client: RedisClient): client is Cluster {
   return client.isCluster === true;
+}
+
+/** A write a cluster node did not execute because its slot is served elsewhere, or not served yet. */
+const REDIRECTED = /^(?:MOVED|CLUSTERDOWN|TRYAGAIN) /;
+
+/** Reloads the cluster's slot map, then waits as ioredis does after a failover (retryDelayOnFailover). */
+function refreshSlots(cluster: Cluster): Promise<void> {
+  return new Promise((resolve) => cluster.refreshSlotsCache(() => setTimeout(resolve, 100)));
 }
 
 function decodePending(apiKeyUuid: string, raw: string): PendingRevocationRecord {

@@ -7,7 +7,6 @@
  */
 import { AUDIT_TOPIC, parsePublicId, REVOCATIONS_TOPIC, validateAuditEvent } from '@invoicing/contracts';
 import { startTcpProxy, TcpProxy } from '@invoicing/resource-api/testing';
-import { Kafka, KafkaMessage, logLevel } from 'kafkajs';
 import { ChildProcess, spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -17,6 +16,7 @@ import { kafka, ROOT, runCommand, ServiceName, ServiceProcess, sleep, startServi
 import { loopbackUrls } from '../support/platform';
 import { DashboardSession } from './support/dashboard-session';
 import { figure } from './support/figures';
+import { readTopicSince } from './support/topic';
 import { RawAnswer, send } from './support/raw-http';
 
 const PORTS = {
@@ -592,45 +592,18 @@ describe('faults', () => {
 });
 
 /** Collects, from `sinceMs`, the audit records (`<type> <api key id>`) of the keys of `wanted` on the audit stream, each a valid event. */
-function readAuditRecords(wanted: Set<string>, sinceMs: number, waitMs: number): Promise<Set<string>> {
-  return readTopicSince(AUDIT_TOPIC, sinceMs, waitMs, wanted.size, (message) => {
+function readAuditRecords(wanted: Set<string>, sinceMs: number, waitMs: number): ReturnType<typeof readTopicSince> {
+  return readTopicSince(['127.0.0.1:9092'], AUDIT_TOPIC, sinceMs, waitMs, wanted.size, (message) => {
     const event = validateAuditEvent(JSON.parse(message.value?.toString() ?? 'null'));
     return event.ok && event.value.data.api_key_id && wanted.has(event.value.data.api_key_id) ? `${event.value.data.type} ${event.value.data.api_key_id}` : null;
   });
 }
 
 /** Collects, from `sinceMs`, the API key ids of `wanted` that appear as keys on the revocations topic. */
-function readKeys(wanted: Set<string>, sinceMs: number, waitMs: number): Promise<Set<string>> {
-  return readTopicSince(REVOCATIONS_TOPIC, sinceMs, waitMs, wanted.size, (message) => {
+function readKeys(wanted: Set<string>, sinceMs: number, waitMs: number): ReturnType<typeof readTopicSince> {
+  return readTopicSince(['127.0.0.1:9092'], REVOCATIONS_TOPIC, sinceMs, waitMs, wanted.size, (message) => {
     const id = message.key?.toString();
     return id && wanted.has(id) ? id : null;
   });
 }
 
-/**
- * Reads `topic` on every partition from the offsets of `sinceMs`, as an outside kafkajs consumer
- * would, naming each message with `pick` (null: not one to count), until `count` distinct names are
- * seen or `waitMs` has passed.
- */
-async function readTopicSince(topic: string, sinceMs: number, waitMs: number, count: number, pick: (message: KafkaMessage) => string | null): Promise<Set<string>> {
-  const k = new Kafka({ clientId: 'resilience-reader', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
-  const admin = k.admin();
-  await admin.connect();
-  const starts = await admin.fetchTopicOffsetsByTimestamp(topic, sinceMs);
-  await admin.disconnect();
-  const consumer = k.consumer({ groupId: `resilience-${topic}-${Date.now()}`, maxWaitTimeInMs: 100 });
-  const seen = new Set<string>();
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: false });
-  await consumer.run({
-    eachMessage: async ({ message }) => {
-      const name = pick(message);
-      if (name !== null) seen.add(name);
-    },
-  });
-  for (const s of starts) consumer.seek({ topic, partition: s.partition, offset: s.offset });
-  const deadline = Date.now() + waitMs;
-  while (seen.size < count && Date.now() < deadline) await sleep(100);
-  await consumer.disconnect();
-  return seen;
-}

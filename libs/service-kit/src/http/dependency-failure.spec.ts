@@ -1,4 +1,4 @@
-import { isDependencyFailure } from './dependency-failure';
+import { DependencyUnavailableError, isDependencyFailure } from './dependency-failure';
 
 describe(isDependencyFailure.name, () => {
   it('recognises unreachable Postgres, Redis and Kafka', () => {
@@ -14,12 +14,17 @@ describe(isDependencyFailure.name, () => {
       'Failed to refresh slots cache.',
       'Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN The cluster is down',
       'CLUSTERDOWN The cluster is down',
+      'MOVED 3761 127.0.0.1:7001',
       'TRYAGAIN Multiple keys request during rehashing of slot',
       'Cluster is ended.',
     ]) {
       expect({ message, outage: isDependencyFailure(new Error(message)) }).toEqual({ message, outage: true });
     }
     expect(isDependencyFailure(new Error('ERR Error running script: attempt to index a nil value'))).toBe(false);
+  });
+
+  it('counts a guarantee the dependency could not give as an outage', () => {
+    expect(isDependencyFailure(new DependencyUnavailableError('Redis: 0 of 1 replicas acknowledged the write within 200 ms'))).toBe(true);
   });
 
   it('does not mistake a bug for an outage', () => {

@@ -15,6 +15,10 @@ const MESSAGES = [
   /Failed to refresh slots cache/,
   /Too many Cluster redirections/,
   /CLUSTERDOWN/,
+  // A redirection that reached the caller: ioredis follows MOVED and ASK itself, except in a
+  // pipeline (auto-pipelining included) whose other commands were not redirected. The slot moved
+  // (a failover): the client's map catches up within slotsRefreshInterval; a retry succeeds.
+  /^(?:MOVED|ASK) \d+ /,
   /TRYAGAIN/,
   /Cluster is (?:ended|disconnected|disconnecting)/,
   /Cluster isn't ready/,
@@ -26,8 +30,18 @@ const MESSAGES = [
  */
 export function isDependencyFailure(e: unknown): boolean {
   if (!e || typeof e !== 'object') return false;
+  if (e instanceof DependencyUnavailableError) return true;
   const { code, message, name } = e as { code?: unknown; message?: unknown; name?: unknown };
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
   if (name === 'MaxRetriesPerRequestError' || name === 'KafkaJSConnectionError') return true;
   return typeof message === 'string' && MESSAGES.some((m) => m.test(message));
+}
+
+/**
+ * Thrown by code that reached its dependency but could not get the guarantee it needs from it (a
+ * write Redis could not confirm on a replica in time): an outage to the caller, answered 503 like
+ * an unreachable dependency. The message names what was missing, never a value.
+ */
+export class DependencyUnavailableError extends Error {
+  override readonly name = 'DependencyUnavailableError';
 }

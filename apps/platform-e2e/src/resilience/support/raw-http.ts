@@ -41,6 +41,8 @@ export function send(
       },
     );
     req.on('error', reject);
+    // A request no answer comes to fails (status 0 to the callers that catch) rather than hang a trial.
+    req.setTimeout(30000, () => req.destroy(new Error('no answer within 30 s')));
     if (body !== undefined) req.setHeader('content-length', Buffer.byteLength(body));
     req.end(body);
   });
