@@ -35,7 +35,9 @@ run npx nx run-many -t test --excludeTaskDependencies --outputStyle=static
 if [ "$status" -eq 0 ]; then
   run npx nx run-many -t test-int --parallel=1 --excludeTaskDependencies --outputStyle=static
   run npx nx run-many -t e2e --parallel=1 --excludeTaskDependencies --outputStyle=static
-  # Faults injected into the real processes and the hostile-input corpus (docs/resilience.md).
+  # Faults injected into the real processes and the hostile-input corpus (docs/resilience.md);
+  # replicated.resilience-spec.ts (items 10-14: a 3-broker Kafka it starts and stops, the Redis
+  # Cluster's replicas, two instances of every service) adds about 5 minutes of it.
   run npx nx run-many -t resilience --parallel=1 --excludeTaskDependencies --outputStyle=static
   # The images built, docker-compose.yml and the Kubernetes dev overlay run with podman, the e2e
   # suite against the compose stack (deploy/containers.sh; skipped, saying why, only where podman

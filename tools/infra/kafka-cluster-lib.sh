@@ -36,28 +36,7 @@ kafka_cluster_valid_node() {
 }
 
 # Pid of *our* broker n (a java running kafka.Kafka with its rendered config), or nothing.
-kafka_cluster_pid() {
-  local n="$1" conf pid_file pid=""
-  conf="$(kafka_cluster_conf "$n")"
-  pid_file="$(kafka_cluster_pid_file "$n")"
-  if [ -f "$pid_file" ]; then
-    pid="$(cat "$pid_file" 2>/dev/null || true)"
-    if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] &&
-      tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "kafka.Kafka $conf"; then
-      echo "$pid"
-      return 0
-    fi
-  fi
-  # Pid file lost/stale: look for a broker started with exactly this config.
-  pid="$(pgrep -f "kafka\.Kafka $conf\$" 2>/dev/null | head -n 1 || true)"
-  if [ -n "$pid" ]; then
-    [ -d "$KAFKA_CLUSTER_DIR" ] && echo "$pid" >"$pid_file"
-    echo "$pid"
-    return 0
-  fi
-  rm -f "$pid_file"
-  return 1
-}
+kafka_cluster_pid() { kafka_pid_of "$(kafka_cluster_conf "$1")" "$(kafka_cluster_pid_file "$1")"; }
 
 # Broker n answers a Metadata request and knows all three brokers (registered and unfenced).
 kafka_cluster_broker_ready() {

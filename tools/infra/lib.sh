@@ -846,27 +846,31 @@ kafka_metadata_at() {
     }' <<<"$out"
 }
 
-# Pid of *our* broker (the one running with $KAFKA_CONF), or nothing.
-kafka_pid() {
-  local pid=""
-  if [ -f "$KAFKA_PID_FILE" ]; then
-    pid="$(cat "$KAFKA_PID_FILE" 2>/dev/null || true)"
+# kafka_pid_of CONF PID_FILE: pid of the broker running kafka.Kafka with CONF, or nothing. The pid
+# file is trusted only while it names such a process, and rewritten when the process is found by
+# its command line (the pid file lost or stale) and its folder still exists.
+kafka_pid_of() {
+  local conf="$1" pid_file="$2" pid=""
+  if [ -f "$pid_file" ]; then
+    pid="$(cat "$pid_file" 2>/dev/null || true)"
     if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] &&
-      tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "kafka.Kafka $KAFKA_CONF"; then
+      tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "kafka.Kafka $conf"; then
       echo "$pid"
       return 0
     fi
   fi
-  # Pid file lost/stale: look for a broker started with exactly our config.
-  pid="$(pgrep -f "kafka\.Kafka $KAFKA_CONF\$" 2>/dev/null | head -n 1 || true)"
+  pid="$(pgrep -f "kafka\.Kafka $conf\$" 2>/dev/null | head -n 1 || true)"
   if [ -n "$pid" ]; then
-    echo "$pid" >"$KAFKA_PID_FILE"
+    [ -d "$(dirname "$pid_file")" ] && echo "$pid" >"$pid_file"
     echo "$pid"
     return 0
   fi
-  rm -f "$KAFKA_PID_FILE"
+  rm -f "$pid_file"
   return 1
 }
+
+# Pid of *our* broker (the one running with $KAFKA_CONF), or nothing.
+kafka_pid() { kafka_pid_of "$KAFKA_CONF" "$KAFKA_PID_FILE"; }
 
 kafka_log_tail() {
   if [ -f "$KAFKA_LOG" ]; then
