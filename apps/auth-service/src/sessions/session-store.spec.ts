@@ -21,8 +21,8 @@ const PLAIN_COMMAND_KEYS: Record<string, number> = { set: 1, get: 1, getex: 1, d
 interface Call {
   command: string;
   keys: string[];
-  /** The arguments after the keys. */
-  args: unknown[];
+  /** The arguments after the keys (recorded for plain commands and scripts, not in a transaction). */
+  args?: unknown[];
   /** The pipeline it was sent in (a count), if any. */
   pipeline?: number;
 }
