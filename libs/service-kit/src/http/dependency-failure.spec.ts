@@ -14,6 +14,7 @@ describe(isDependencyFailure.name, () => {
       'Failed to refresh slots cache.',
       'Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN The cluster is down',
       'CLUSTERDOWN The cluster is down',
+      'Command aborted due to connection close',
       'MOVED 3761 127.0.0.1:7001',
       'TRYAGAIN Multiple keys request during rehashing of slot',
       'Cluster is ended.',

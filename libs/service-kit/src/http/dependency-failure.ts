@@ -4,6 +4,8 @@ const MESSAGES = [
   /timeout exceeded when trying to connect/i,
   /enableOfflineQueue/i,
   /Connection is closed/i,
+  // ioredis, for commands in flight (a pipeline) when a node's connection drops (a node killed).
+  /Command aborted due to connection close/i,
   /Reached the max retries per request/i,
   /Client has encountered a connection error/i,
   /connect ECONNREFUSED/i,
