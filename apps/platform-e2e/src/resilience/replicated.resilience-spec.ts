@@ -481,7 +481,8 @@ describe('replicated', () => {
                 if (!revokedAt.has(k.id) || refusedAt.has(id)) return;
                 const s = (await json('GET', `${b.url}/api/v1/${b.path}?limit=1`, undefined, bearer(tokens[j]))).status;
                 if (s === 200) lastOk.set(id, now);
-                if (s === 401) refusedAt.set(id, now);
+                // 401, or 503 from a view that failed closed (ADR 0017): either way the token is refused.
+                if (s === 401 || s === 503) refusedAt.set(id, now);
               }),
             ),
           );
@@ -513,7 +514,7 @@ describe('replicated', () => {
         await kafkaCluster('start-broker', String(broker));
       }
       await revoking;
-      await until('every instance refuses every revoked key', async () => refusedAt.size === keys.length * resourceBases.length, 60000, 200);
+      await until('every instance refuses every revoked key', async () => refusedAt.size === keys.length * resourceBases.length, 90000, 200);
       polling = false;
       await Promise.all([poller, readiness]);
       revokedAll.push(...keys);
@@ -537,7 +538,7 @@ describe('replicated', () => {
       // Once refused, never accepted again (checked once more after the round).
       for (const token of tokens) {
         for (const b of resourceBases) {
-          if ((await json('GET', `${b.url}/api/v1/${b.path}?limit=1`, undefined, bearer(token))).status !== 401) flips += 1;
+          if ((await json('GET', `${b.url}/api/v1/${b.path}?limit=1`, undefined, bearer(token))).status === 200) flips += 1;
         }
       }
     }
@@ -548,7 +549,7 @@ describe('replicated', () => {
     const duplicates = [...events.values()].reduce((n, e) => n + e.messages - 1, 0);
     figure('11', 'brokers killed (-9) and restarted, one at a time', '3 rounds (brokers 1, 2, 3), 15 key revocations each, broker down 8 s');
     figure('11', 'revocation events on the topic', `${events.size}/${revokedAll.length}`, { lost: revokedAll.length - events.size, duplicates });
-    figure('11', 'revocation to refusal by all 11 resource instances, worst', `${worstRefusalMs} ms`);
+    figure('11', 'revocation to refusal (401, or 503 failing closed) by all 11 resource instances, worst', `${worstRefusalMs} ms`);
     figure('11', 'strict instance (5 s bound) not ready (fail closed) per round', strict503.map((ms) => `${ms} ms`).join(', '));
     figure('11', 'answers that vouched for a revoked token past the bound after its event', ruleBroken);
     figure('11', 'instances that accepted a revoked token again after refusing it', flips);
