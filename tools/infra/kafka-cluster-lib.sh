@@ -347,17 +347,10 @@ kafka_cluster_stop() {
 
 # kill -9 broker n (the fault trial): by its pid, so only a broker tools/infra started. No lock.
 kafka_cluster_kill() {
-  local n="$1" pid i
+  local n="$1" pid
   kafka_cluster_valid_node "$n" || infra_die "not a Kafka cluster node: '$n' (1, 2 or 3)"
   pid="$(kafka_cluster_pid "$n")" || infra_die "Kafka cluster node $n is not running"
-  kill -KILL "$pid" 2>/dev/null || true
-  for i in $(seq 1 100); do
-    kafka_cluster_alive "$pid" || break
-    sleep 0.05
-  done
-  if kafka_cluster_alive "$pid"; then
-    infra_die "Kafka cluster node $n (pid $pid) survived SIGKILL"
-  fi
+  kill_and_wait "$pid" kafka_cluster_alive "Kafka cluster node $n (pid $pid)"
   rm -f "$(kafka_cluster_pid_file "$n")"
   infra_log "killed Kafka cluster node $n (pid $pid, SIGKILL)"
 }

@@ -567,7 +567,7 @@ redis_cluster_stop() {
 
 # kill -9 one node (the fault trial): by its pid file, so only a node tools/infra started.
 redis_cluster_kill() {
-  local port="$1" pid i
+  local port="$1" pid
   redis_cluster_valid_port "$port" || infra_die "not a Redis Cluster port: '$port' (one of $REDIS_CLUSTER_PORTS)"
   if ! pid="$(redis_cluster_node_pid "$port")"; then
     if tcp_open "$REDIS_CLUSTER_HOST" "$port"; then
@@ -575,14 +575,7 @@ redis_cluster_kill() {
     fi
     infra_die "Redis Cluster node 127.0.0.1:$port is not running"
   fi
-  kill -KILL "$pid" 2>/dev/null || true
-  for i in $(seq 1 100); do
-    redis_cluster_process_running "$pid" || break
-    sleep 0.05
-  done
-  if redis_cluster_process_running "$pid"; then
-    infra_die "redis-server pid $pid (127.0.0.1:$port) survived SIGKILL"
-  fi
+  kill_and_wait "$pid" redis_cluster_process_running "redis-server pid $pid (127.0.0.1:$port)"
   rm -f "$REDIS_CLUSTER_DIR/$port/redis.pid"
   infra_log "killed Redis Cluster node 127.0.0.1:$port (pid $pid, SIGKILL)"
 }
@@ -844,6 +837,18 @@ kafka_metadata_at() {
       }
       if (p > n) exit 1
     }' <<<"$out"
+}
+
+# kill_and_wait PID ALIVE WHAT: kill -9 PID (a fault trial) and wait up to 5 s until `ALIVE PID`
+# fails; dies naming WHAT if it does not.
+kill_and_wait() {
+  local pid="$1" alive="$2" what="$3" i
+  kill -KILL "$pid" 2>/dev/null || true
+  for i in $(seq 1 100); do
+    "$alive" "$pid" || return 0
+    sleep 0.05
+  done
+  infra_die "$what survived SIGKILL"
 }
 
 # kafka_pid_of CONF PID_FILE: pid of the broker running kafka.Kafka with CONF, or nothing. The pid
