@@ -33,6 +33,9 @@ run npx nx run-many -t lint typecheck --outputStyle=static
 run npx nx run-many -t build --outputStyle=static
 run npx nx run-many -t test --excludeTaskDependencies --outputStyle=static
 if [ "$status" -eq 0 ]; then
+  # A sixth resource generated into a scratch copy of the workspace, then typechecked, built and
+  # linted there (tools/nx-plugin/README.md; about a minute).
+  run npx nx run nx-plugin:test-generator --outputStyle=static
   run npx nx run-many -t test-int --parallel=1 --excludeTaskDependencies --outputStyle=static
   run npx nx run-many -t e2e --parallel=1 --excludeTaskDependencies --outputStyle=static
   # Faults injected into the real processes and the hostile-input corpus (docs/resilience.md);

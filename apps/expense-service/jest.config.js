@@ -1,7 +1,1 @@
-/** Unit specs: next to the code, fakes allowed, no network. */
-module.exports = {
-  ...require('../../jest.preset.js'),
-  displayName: 'expense-service',
-  rootDir: __dirname,
-  testMatch: ['<rootDir>/src/**/*.spec.ts'],
-};
+module.exports = require('../../tools/jest/project').unit(__dirname);

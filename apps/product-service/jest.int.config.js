@@ -1,8 +1,1 @@
-/** Integration tests: real Postgres, Redis and Kafka (started by tools/infra/up.sh). */
-module.exports = {
-  ...require('../../jest.preset.js'),
-  displayName: 'product-service:int',
-  rootDir: __dirname,
-  testMatch: ['<rootDir>/src/**/*.int-spec.ts'],
-  testTimeout: 60000,
-};
+module.exports = require('../../tools/jest/project').int(__dirname);

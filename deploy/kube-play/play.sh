@@ -14,7 +14,7 @@
 #    manifest) answers 200, then the gateway;
 # 4. checks: each Deployment's container and the gateway's run as uid 1000 with a read-only root file
 #    system and no capability; a key made with the auth pod's `create-key` exchanges for a token
-#    through the gateway, and that token lists invoices, clients, payments, products and expenses
+#    through the gateway, and that token lists every resource of the platform manifest
 #    through it; an unknown path is the gateway's own 404 problem+json, with an X-Request-Id.
 # Needs the images of deploy/local-images (tools/compose/up.sh or build.sh + build-apps.sh).
 set -euo pipefail
@@ -161,13 +161,15 @@ while IFS=$'\t' read -r kind name _; do
 done <"$OUT/plan.tsv"
 
 gateway="http://$SUBNET.40:8080"
-scopes=read:invoices,read:clients,read:payments,read:products,read:expenses
+# Every resource of the platform manifest (libs/contracts/src/manifest.ts).
+resources="$(node "$REPO_ROOT/tools/manifest/read-manifest.mjs" resources)"
+scopes="$(printf 'read:%s,' $resources)"; scopes="${scopes%,}"
 key="$(podman exec "$(container_of auth-service-pod-0)" node dist/main.js create-key --organization-name 'Kube Play Ltd' --name smoke --scopes "$scopes")"
 body="$(node -e 'const k = JSON.parse(process.argv[1]); console.log(JSON.stringify({ grant_type: "client_credentials", client_id: k.client_id, client_secret: k.client_secret }))' "$key")"
 token_response="$(curl -s -m 10 -H 'content-type: application/json' -d "$body" "$gateway/api/v1/auth/token")"
 token="$(node -e 'const r = JSON.parse(process.argv[1]); if (r.token_type === "Bearer" && r.access_token) console.log(r.access_token)' "$token_response" || true)"
 check "a token exchange through the gateway answers a Bearer token" "$([ -n "$token" ] && echo yes)" yes
-for resource in invoices clients payments products expenses; do
+for resource in $resources; do
   check "GET /api/v1/$resource through the gateway with that token" \
     "$(curl -s -o /dev/null -w '%{http_code}' -m 10 -H "authorization: Bearer $token" "$gateway/api/v1/$resource")" 200
 done

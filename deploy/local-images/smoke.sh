@@ -9,7 +9,7 @@
 #   node      node --version / npm --version / user node is uid 1000
 #   postgres  healthy (compose's pg_isready over TCP, which waits for the bootstrap init script), the
 #             server runs as uid 999, and another container logs in over the network as auth_app
-#             with its development password (the roles of tools/infra/postgres/bootstrap.sql)
+#             with its development password (the roles of deploy/k8s/base/platform/postgres/bootstrap.sql)
 #   redis     healthy (redis-cli ping), and answers another container (protected mode is off)
 #   kafka     healthy (kafka-broker-api-versions.sh), compose's kafka-topics one-shot succeeds, and
 #             the topics have 6 partitions

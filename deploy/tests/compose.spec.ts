@@ -1,11 +1,11 @@
-import { AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES } from '@invoicing/contracts';
+import { AUDIT_TOPIC, buildAsyncApiDocument, DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES } from '@invoicing/contracts';
 import Ajv from 'ajv';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json';
 import addFormats from 'ajv-formats';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { appOf, ComposeFile, environmentOf, isMigration, loadCompose } from './support/compose';
-import { topicCreations } from './support/topics';
+import { asStated, topicCreations, topicsOfAsyncApi } from './support/topics';
 import { connectionVariables, dependenciesOf, envSpecOf, landedServices, peerVariable, ROOT } from './support/platform';
 
 const schema = JSON.parse(readFileSync(join(__dirname, 'schemas/compose-spec.json'), 'utf8')) as Record<string, unknown>;
@@ -50,7 +50,7 @@ describe('docker-compose.yml', () => {
     const init = readFileSync(join(ROOT, 'deploy/compose/postgres-init.sh'), 'utf8');
     expect(init).toMatch(/-v dbname=invoicing/);
     expect(init).toMatch(/-v dev_passwords=true/);
-    expect(JSON.stringify(compose.services.postgres)).toContain('./tools/infra/postgres/bootstrap.sql:/invoicing/bootstrap.sql');
+    expect(JSON.stringify(compose.services.postgres)).toContain('./deploy/k8s/base/platform/postgres/bootstrap.sql:/invoicing/bootstrap.sql');
   });
 
   it('creates the topics once Kafka is healthy: revocations (6 partitions, at least 2 h), domain events (6, compacted), the audit stream (6, 7 days)', () => {
@@ -65,6 +65,17 @@ describe('docker-compose.yml', () => {
     expect(script).toMatch(/--if-not-exists/);
     expect(topics.depends_on).toEqual({ kafka: { condition: 'service_healthy' } });
     expect(topics.restart).toBe('no');
+  });
+
+  it('creates each topic as the AsyncAPI document (/api/v1/asyncapi.json) tells subscribers, and serves its example server', () => {
+    const topics = compose.services['kafka-topics'];
+    const script = (Array.isArray(topics.command) ? topics.command : [topics.command ?? '']).join('\n');
+    const created = Object.fromEntries(topicCreations(script).map((t) => [t.topic, t]));
+    for (const stated of topicsOfAsyncApi()) expect(created[stated.topic] && asStated(created[stated.topic], stated)).toEqual(stated);
+    // Its "compose" server, localhost:9094: the EXTERNAL listener, published on the host's loopback only.
+    const server = (buildAsyncApiDocument() as { servers: { compose: { host: string } } }).servers.compose.host;
+    expect(environmentOf(compose.services.kafka).KAFKA_ADVERTISED_LISTENERS).toContain(`EXTERNAL://${server}`);
+    expect(compose.services.kafka.ports).toContain(`127.0.0.1:${server.split(':')[1]}:${server.split(':')[1]}`);
   });
 
   it('has every landed service, built from the Dockerfile with its APP and PORT, and the gateway on 8080', () => {

@@ -1,7 +1,8 @@
+import { SERVICES } from '@invoicing/contracts';
 import { baseFiles, K8sObject, ofKind, OVERLAYS, podSpecOf, render, renderOverlay } from './support/manifests';
 
 /**
- * The seven Deployments come from one patch set (base/service-deployment/, ADR 0020's deploy part):
+ * The Deployments, one per app of SERVICES, come from one patch set (base/service-deployment/, ADR 0020's deploy part):
  * each app's file holds what is its own, the rest is written once. These tests keep it so: the app
  * files state nothing the patch set states, and every rendered Deployment carries the shared parts.
  */
@@ -24,11 +25,11 @@ function sharedParts(deployment: K8sObject): unknown {
 describe('Deployments from one patch set (deploy/k8s/base/service-deployment)', () => {
   const appFiles = baseFiles().flatMap((f) => ofKind(f.objects, 'Deployment').map((d) => [f.file, d] as const));
 
-  it('there are seven, one per app file', () => {
+  it('there is one per app of SERVICES, one per app file', () => {
     expect(appFiles.map(([file]) => file).sort()).toEqual(
-      ['auth-service', 'client-service', 'expense-service', 'invoice-service', 'payment-service', 'product-service', 'settings-web'].map(
-        (app) => `base/${app}/deployment.yaml`,
-      ),
+      Object.keys(SERVICES)
+        .sort()
+        .map((app) => `base/${app}/deployment.yaml`),
     );
   });
 
@@ -45,7 +46,7 @@ describe('Deployments from one patch set (deploy/k8s/base/service-deployment)', 
 
   it.each(['base', ...OVERLAYS.map((o) => `overlays/${o}`)])('in %s every Deployment carries the same shared parts and variables', (dir) => {
     const deployments = ofKind(dir === 'base' ? render('base') : renderOverlay(dir.replace('overlays/', '') as (typeof OVERLAYS)[number]), 'Deployment');
-    expect(deployments).toHaveLength(7);
+    expect(deployments).toHaveLength(Object.keys(SERVICES).length);
     const [first, ...rest] = deployments;
     expect(podSpecOf(first).containers[0].readinessProbe?.httpGet?.path).toBe('/health/ready');
     for (const d of rest) expect({ name: d.metadata.name, shared: sharedParts(d) }).toEqual({ name: d.metadata.name, shared: sharedParts(first) });

@@ -1,9 +1,9 @@
-import { AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES } from '@invoicing/contracts';
-import { readFileSync } from 'node:fs';
+import { AUDIT_TOPIC, DOMAIN_TOPIC, RESOURCE_MANIFEST, RESOURCES, REVOCATIONS_TOPIC, SERVICES, serviceOfResource } from '@invoicing/contracts';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Container, generated, K8sObject, named, ofKind, OVERLAYS, podLabelsOf, podSpecOf, render, renderOverlay, workloads } from './support/manifests';
 import { dependenciesOf, envSpecOf, INFRA_PORTS, landedServices, ROOT } from './support/platform';
-import { topicCreations } from './support/topics';
+import { asStated, topicCreations, topicsOfAsyncApi } from './support/topics';
 
 interface PolicyPeer {
   namespaceSelector?: { matchLabels?: Record<string, string> };
@@ -153,22 +153,38 @@ describe('setup Jobs', () => {
     expect(created[REVOCATIONS_TOPIC].partitions).toBe(6);
     expect(Number(created[REVOCATIONS_TOPIC].configs['retention.ms'])).toBeGreaterThanOrEqual(7200000);
     expect(created[DOMAIN_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'compact' } });
+    // As the AsyncAPI document (/api/v1/asyncapi.json) tells subscribers.
+    for (const stated of topicsOfAsyncApi()) expect(created[stated.topic] && asStated(created[stated.topic], stated)).toEqual(stated);
     expect(script).toMatch(/--create --if-not-exists/);
     const infraLib = readFileSync(join(ROOT, 'tools/infra/lib.sh'), 'utf8');
     const kafkaVersion = /KAFKA_VERSION="\$\{KAFKA_VERSION:-([0-9.]+)\}"/.exec(infraLib)?.[1];
     expect(podSpecOf(job).containers[0].image).toBe(`apache/kafka:${kafkaVersion}`);
   });
 
-  it('the Postgres bootstrap Job runs the very bootstrap.sql of tools/infra, without dev passwords', () => {
-    const copy = readFileSync(join(ROOT, 'deploy/k8s/base/platform/postgres/bootstrap.sql'), 'utf8');
-    const original = readFileSync(join(ROOT, 'tools/infra/postgres/bootstrap.sql'), 'utf8');
-    expect(copy).toBe(original);
+  it('the Postgres bootstrap Job runs the one bootstrap.sql (tools/infra and compose run it too), without dev passwords', () => {
+    const bootstrap = 'deploy/k8s/base/platform/postgres/bootstrap.sql';
+    expect(readFileSync(join(ROOT, 'tools/infra/lib.sh'), 'utf8')).toContain(`-f "$REPO_ROOT/${bootstrap}"`);
+    expect(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')).toContain(`./${bootstrap}:/invoicing/bootstrap.sql:ro`);
+    expect(existsSync(join(ROOT, 'tools/infra/postgres/bootstrap.sql'))).toBe(false);
     const job = named(objects, 'Job', 'postgres-bootstrap-job') as K8sObject;
     const script = podSpecOf(job).containers[0].args?.join('\n') ?? '';
     expect(script).toMatch(/-v dev_passwords=false -f \/bootstrap\/bootstrap\.sql/);
     expect(script).toMatch(/set-passwords\.sh/);
     const configMap = generated(objects, 'ConfigMap', 'postgres-bootstrap');
     expect(Object.keys((configMap?.data as Record<string, string>) ?? {}).sort()).toEqual(['bootstrap.sql', 'set-passwords.sh']);
+  });
+
+  it('bootstrap.sql creates the roles and schema of exactly the services with a database (its one list, `services`)', () => {
+    const sql = readFileSync(join(ROOT, 'deploy/k8s/base/platform/postgres/bootstrap.sql'), 'utf8');
+    const list = /FROM \(VALUES\n([\s\S]*?)\n\) AS service\(svc, sch\) \\gset/.exec(sql)?.[1] ?? '';
+    const rows = [...list.matchAll(/\('([a-z_]+)', '([a-z_]+)'\)/g)].map(([, svc, sch]) => `${svc}:${sch}`);
+    const expected = [
+      'auth:auth',
+      ...RESOURCES.filter((r) => landedServices().includes(serviceOfResource(r))).map((r) => `${RESOURCE_MANIFEST[r].kind}:${r}`),
+    ];
+    expect(rows.sort()).toEqual(expected.sort());
+    const withSchema = landedServices().filter((n) => dependenciesOf(envSpecOf(n)).migrations);
+    expect(withSchema.sort()).toEqual(['auth-service', ...RESOURCES.map(serviceOfResource).filter((n) => landedServices().includes(n))].sort());
   });
 
   it('the Postgres bootstrap Job sets the password of every service role from that service\u2019s own Secret', () => {

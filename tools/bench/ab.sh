@@ -6,7 +6,12 @@
 # CPU per request is the figure to compare: on a shared two-core machine throughput moves with
 # whatever else runs, CPU per request much less. Prints figures, asserts nothing.
 #
-#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|refresh|gateway|read|list|401] [rounds, default 6]
+#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|refresh|gateway|read|list|401|revocation] [rounds, default 6]
+#
+# revocation: the two copies of the product service consume the same revocation feed; each of
+# rounds x 10 trials revokes a session (a refresh token reused) and measures on both copies at once how
+# long until each refuses the session's access token (tools/bench/revocation-ab.mjs): delivery
+# latency, not throughput.
 #
 # refresh: 16 chains of refresh-token rotations (each answer's token is the next request's), driven
 # by tools/bench/refresh-load.mjs: autocannon can only repeat one request.
@@ -61,6 +66,8 @@ case "$WHAT" in
     count=15000; path=/api/v1/auth/token
     load=(-m POST -H "authorization=$basic" -H "content-type=application/x-www-form-urlencoded" -b grant_type=client_credentials)
     load_after=(-m POST -H "authorization=$basic_after" -H "content-type=application/x-www-form-urlencoded" -b grant_type=client_credentials) ;;
+  revocation)
+    app=product-service; count=0 ;;
   read | list | 401)
     app=product-service; count=40000
     product=$(curl -sf -X POST -H "authorization: Bearer $token" -H 'content-type: application/json' \
@@ -70,7 +77,7 @@ case "$WHAT" in
       list) path="/api/v1/products?limit=20"; count=15000; load=(-H "authorization=Bearer $token"); load_after=(-H "authorization=Bearer $token_after") ;;
       401) path="/api/v1/products/$product"; load=(-H "authorization=Bearer not-a-token"); load_after=("${load[@]}") ;;
     esac ;;
-  *) say "unknown load $WHAT: token, gateway, read, list or 401"; exit 2 ;;
+  *) say "unknown load $WHAT: token, gateway, read, list, 401 or revocation"; exit 2 ;;
 esac
 
 pid_on() { ss -ltnp | grep ":$1 " | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2; }
@@ -85,6 +92,12 @@ for port in 3901 3902; do
   for _ in $(seq 1 240); do curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break; sleep 0.5; done
   curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null || { say "$app on $port did not get ready (log: $LOGS/$app-$port.log)"; exit 1; }
 done
+
+if [ "$WHAT" = revocation ]; then
+  say "$app, revocation delivery: $((ROUNDS * 10)) trials; before = $BEFORE, after = $AFTER"
+  node "$ROOT/tools/bench/revocation-ab.mjs" "$AUTH" http://127.0.0.1:3901 http://127.0.0.1:3902 "$basic" $((ROUNDS * 10))
+  exit 0
+fi
 
 tck=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

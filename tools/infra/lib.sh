@@ -186,7 +186,7 @@ pg_stop() {
 pg_bootstrap() {
   psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 \
     -v dbname="$PGDATABASE_NAME" -v dev_passwords=true \
-    -f "$INFRA_DIR/postgres/bootstrap.sql" </dev/null >/dev/null
+    -f "$REPO_ROOT/deploy/k8s/base/platform/postgres/bootstrap.sql" </dev/null >/dev/null
 }
 
 # ---------------------------------------------------------------------------

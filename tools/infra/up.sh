@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bring up the local infrastructure on loopback, idempotently:
-#   PostgreSQL 127.0.0.1:5432 (+ database, schemas and roles from postgres/bootstrap.sql)
+#   PostgreSQL 127.0.0.1:5432 (+ database, schemas and roles from deploy/k8s/base/platform/postgres/bootstrap.sql)
 #   Redis      127.0.0.1:6379
 #   Redis Cluster 127.0.0.1:7001-7006 (three primaries with one replica each, for the auth
 #              service's cluster test)
@@ -26,7 +26,7 @@ if ! command -v psql >/dev/null 2>&1 || ! command -v pg_isready >/dev/null 2>&1;
   infra_die "psql and pg_isready (postgresql-client) are required"
 fi
 pg_start_if_needed
-pg_bootstrap || infra_die "postgres bootstrap failed ($INFRA_DIR/postgres/bootstrap.sql)"
+pg_bootstrap || infra_die "postgres bootstrap failed ($REPO_ROOT/deploy/k8s/base/platform/postgres/bootstrap.sql)"
 
 # 2. Redis ---------------------------------------------------------------------
 command -v redis-cli >/dev/null 2>&1 || infra_die "redis-cli is required"

@@ -21,7 +21,9 @@ import { LastUsedRecorder } from './keys/last-used-recorder';
 import type { AuthConfig } from './config/config';
 import { InfrastructureModule } from './infrastructure.module';
 import { TokenPairFactory } from './oauth/token-pair';
-import { RefreshService } from './oauth/refresh.service';
+import { ClientCredentialsGrant } from './oauth/grants/client-credentials.grant';
+import { GrantRegistry } from './oauth/grants/grant-registry';
+import { RefreshTokenGrant } from './oauth/grants/refresh-token.grant';
 import { ApiKeyRevocationService } from './revocation/api-key-revocation.service';
 import { RevocationRelay } from './revocation/outbox-relay';
 import { RevocationOutbox } from './revocation/revocation-outbox.service';
@@ -33,7 +35,6 @@ import { ClientAuthThrottle } from './oauth/client-auth-throttle';
 import { FailureThrottle } from './sessions/failure-throttle';
 import { ClientAuthenticator } from './oauth/client-authenticator';
 import { TokenController } from './oauth/token.controller';
-import { TokenExchangeService } from './oauth/token-exchange.service';
 
 @Module({})
 export class AppModule {
@@ -59,9 +60,10 @@ export class AppModule {
         TokenPairFactory,
         ClientAuthThrottle,
         ClientAuthenticator,
-        TokenExchangeService,
+        ClientCredentialsGrant,
+        RefreshTokenGrant,
+        GrantRegistry,
         TokenRevocationService,
-        RefreshService,
         RevocationOutbox,
         RevocationRelay,
         ApiKeyChanges,

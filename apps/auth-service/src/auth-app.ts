@@ -1,14 +1,14 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { createServiceApp, pingDatabase, sendProblem, ServiceApp, startServiceApp } from '@invoicing/service-kit';
+import { createServiceApp, pingDatabase, ServiceApp, startServiceApp } from '@invoicing/service-kit';
 import type { DataSource } from 'typeorm';
 import fastifyCookie from '@fastify/cookie';
 import { AppModule } from './app.module';
 import type { AuthConfig } from './config/config';
 import { SessionStore } from './sessions/session-store';
-import { sendOAuthError } from './oauth/oauth-error.renderer';
 import { ExposureService } from './secret-scanning/exposure.service';
 import { registerGithubReportRoute } from './secret-scanning/github-route';
 
+/** The endpoints that answer in RFC 6749 form (docs/api.md section 4): token, refresh, revoke, and any other path under them. */
 const OAUTH_PATHS = /^\/api\/v1\/auth\//;
 
 /** Builds the auth service (not listening yet); used by `main.ts` and by the integration tests. */
@@ -19,9 +19,9 @@ export async function createAuthApp(config: AuthConfig): Promise<ServiceApp> {
     acceptForms: true,
     trustedProxies: config.TRUSTED_PROXIES,
     // Every error keeps the format of the endpoint it hit, including errors raised before a handler
-    // (bad JSON, media type, size): RFC 6749 on the token endpoints, problem+json elsewhere.
-    renderError: (error, request, reply, logger) =>
-      OAUTH_PATHS.test(request.url) ? sendOAuthError(error, request, reply, logger) : sendProblem(error, request, reply, logger),
+    // (bad JSON, media type, size): RFC 6749 on the token endpoints, problem+json elsewhere. One
+    // edge writes both (service-kit's sendError); the code that refuses only throws (ADR 0032).
+    errorForm: (request) => (OAUTH_PATHS.test(request.url) ? 'oauth' : 'problem'),
   });
   // Settings-area session and CSRF cookies.
   await service.app.register(fastifyCookie);

@@ -1,16 +1,10 @@
-import type { ResourceServiceDefinition } from '@invoicing/resource-api';
+import { defineResourceService } from '@invoicing/resource-api';
 import { Clients1763700400000 } from './database/migrations/1763700400000-clients';
 import { OutboxTraceContext1763701000000 } from './database/migrations/1763701000000-outbox-trace-context';
 import { ClientEntity } from './clients/client.entity';
 import { CLIENT_RESOURCE } from './clients/client.resource';
 
-export const CLIENT_SERVICE: ResourceServiceDefinition = {
-  name: 'client-service',
-  schema: 'clients',
-  role: 'client',
-  defaultPort: 3003,
-  references: CLIENT_RESOURCE.references,
+export const CLIENT_SERVICE = defineResourceService(CLIENT_RESOURCE, {
   entities: [ClientEntity],
   migrations: [Clients1763700400000, OutboxTraceContext1763701000000],
-  resource: CLIENT_RESOURCE,
-};
+});

@@ -1,16 +1,10 @@
-import type { ResourceServiceDefinition } from '@invoicing/resource-api';
+import { defineResourceService } from '@invoicing/resource-api';
 import { Expenses1763700400000 } from './database/migrations/1763700400000-expenses';
 import { OutboxTraceContext1763701000000 } from './database/migrations/1763701000000-outbox-trace-context';
 import { ExpenseEntity } from './expenses/expense.entity';
 import { EXPENSE_RESOURCE } from './expenses/expense.resource';
 
-export const EXPENSE_SERVICE: ResourceServiceDefinition = {
-  name: 'expense-service',
-  schema: 'expenses',
-  role: 'expense',
-  defaultPort: 3006,
-  references: EXPENSE_RESOURCE.references,
+export const EXPENSE_SERVICE = defineResourceService(EXPENSE_RESOURCE, {
   entities: [ExpenseEntity],
   migrations: [Expenses1763700400000, OutboxTraceContext1763701000000],
-  resource: EXPENSE_RESOURCE,
-};
+});

@@ -1,4 +1,4 @@
-import type { ResourceServiceDefinition } from '@invoicing/resource-api';
+import { defineResourceService } from '@invoicing/resource-api';
 import { Invoices1763700100000 } from './database/migrations/1763700100000-invoices';
 import { ReferencesAndEvents1763700300000 } from './database/migrations/1763700300000-references-and-events';
 import { InvoiceContentBytes1763700600000 } from './database/migrations/1763700600000-invoice-content-bytes';
@@ -6,13 +6,7 @@ import { OutboxTraceContext1763701000000 } from './database/migrations/176370100
 import { InvoiceEntity } from './invoices/invoice.entity';
 import { INVOICE_RESOURCE } from './invoices/invoice.resource';
 
-export const INVOICE_SERVICE: ResourceServiceDefinition = {
-  name: 'invoice-service',
-  schema: 'invoices',
-  role: 'invoice',
-  defaultPort: 3002,
-  references: INVOICE_RESOURCE.references,
+export const INVOICE_SERVICE = defineResourceService(INVOICE_RESOURCE, {
   entities: [InvoiceEntity],
   migrations: [Invoices1763700100000, ReferencesAndEvents1763700300000, InvoiceContentBytes1763700600000, OutboxTraceContext1763701000000],
-  resource: INVOICE_RESOURCE,
-};
+});

@@ -1,9 +1,10 @@
 /// <reference lib="dom" />
-import { ServiceName as PlatformService } from '@invoicing/contracts';
+import { AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC } from '@invoicing/contracts';
 import { join } from 'node:path';
 import { Page } from 'playwright-core';
 import { Browser, launchChromium, SCREENSHOTS } from './support/chromium';
 import { Platform, STACK, startPlatform } from './support/platform';
+import { ALL_SERVICES, platformPorts } from './support/ports';
 
 /**
  * The API reference (ADR 0027) in a real browser (Debian's Chromium through playwright-core),
@@ -12,18 +13,11 @@ import { Platform, STACK, startPlatform } from './support/platform';
  */
 
 
-/** 4161-4169 belong to this spec. */
-const PORTS: Record<PlatformService, number> & { gateway: number } = {
-  gateway: 4161,
-  'auth-service': 4162,
-  // Not started here: the gateway answers 502 for them, which this spec never asks for.
-  'invoice-service': 4163,
-  'client-service': 4164,
-  'payment-service': 4165,
-  'product-service': 4166,
-  'expense-service': 4167,
-  'settings-web': 4168,
-};
+/**
+ * 4161-4169 belong to this spec: the gateway, then every service in SERVICES order. Only the auth
+ * service is started: the gateway answers 502 for the others, which this spec never asks for.
+ */
+const PORTS = platformPorts({ gateway: 4161, first: 4162, services: ALL_SERVICES });
 const BASE = STACK.baseUrl ?? `http://127.0.0.1:${PORTS.gateway}`;
 const ORIGIN = new URL(BASE).origin;
 
@@ -141,5 +135,44 @@ describe('the API reference, in a browser, through the gateway', () => {
       expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       expect((await response.text()).length).toBeGreaterThan(100);
     }
+  });
+});
+
+interface AsyncApiDocument {
+  asyncapi: string;
+  channels: Record<string, { address: string; messages: Record<string, unknown> }>;
+  operations: Record<string, { action: string }>;
+  components: { messages: Record<string, { name: string }> };
+}
+
+describe('the events (AsyncAPI 3.0), through the gateway', () => {
+  it('serves /api/v1/asyncapi.json as JSON: AsyncAPI 3.0.0 with the three topics and their messages', async () => {
+    const response = await fetch(`${BASE}/api/v1/asyncapi.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json\b/);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=300');
+    const doc = (await response.json()) as AsyncApiDocument;
+    expect(doc.asyncapi).toBe('3.0.0');
+    expect(Object.values(doc.channels).map((c) => c.address).sort()).toEqual([AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC].sort());
+    expect(Object.values(doc.operations).every((o) => o.action === 'send')).toBe(true);
+    expect(Object.keys(doc.components.messages).length).toBeGreaterThanOrEqual(4 + 5 + 1);
+  });
+
+  it('renders the events page, reached from the reference, under its CSP, with every topic and message', async () => {
+    const doc = (await (await fetch(`${BASE}/api/v1/asyncapi.json`)).json()) as AsyncApiDocument;
+    await openReference();
+    await Promise.all([page.waitForURL(`${BASE}/api/v1/docs/events`), page.getByRole('link', { name: 'Events (Kafka)' }).click()]);
+    const response = await page.goto(`${BASE}/api/v1/docs/events`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toContain("default-src 'none'");
+    expect(await page.locator('h1').innerText()).toBe('Invoicing platform events');
+    for (const channel of Object.values(doc.channels)) {
+      await page.locator(`h3:has-text("${channel.address}")`).first().waitFor();
+    }
+    const messages = await page.$$eval('section[id^="message-"] h3', (els) => els.map((el) => el.textContent?.trim() ?? ''));
+    expect(messages.sort()).toEqual(Object.values(doc.components.messages).map((m) => m.name).sort());
+    // Server-rendered: no script at all (the CSP and the origin checks run after each test).
+    expect(await page.locator('script').count()).toBe(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'api-docs-events.png'), fullPage: false });
   });
 });

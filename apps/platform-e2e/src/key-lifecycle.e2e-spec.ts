@@ -1,9 +1,10 @@
-import { AUDIT_TOPIC, validateAuditEvent } from '@invoicing/contracts';
+import { AUDIT_TOPIC, RESOURCES as RESOURCE_NAMES, serviceOfResource, validateAuditEvent } from '@invoicing/contracts';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { claimsOf, http, httpFrom, TokenPair } from './support/api';
 import { readTopicWithKcat } from './support/kcat';
 import { DashboardUser } from './support/dashboard';
 import { itWhen, Platform, STACK, startPlatform } from './support/platform';
+import { platformPorts } from './support/ports';
 import { ServiceName, sleep } from './support/processes';
 
 /**
@@ -11,22 +12,10 @@ import { ServiceName, sleep } from './support/processes';
  * allowlist reach every one of them within a second, with no request to the auth service, and a
  * caller's own X-Forwarded-For is never believed, through the gateway or directly.
  */
-const PORTS = {
-  'auth-service': 4141,
-  'invoice-service': 4142,
-  'client-service': 4143,
-  'payment-service': 4144,
-  'product-service': 4145,
-  'expense-service': 4146,
-  gateway: 4149,
-} as const;
-const RESOURCES = [
-  ['invoices', 'invoice-service'],
-  ['clients', 'client-service'],
-  ['payments', 'payment-service'],
-  ['products', 'product-service'],
-  ['expenses', 'expense-service'],
-] as const;
+/** The auth service and every resource service from 4141, the gateway on 4149. */
+const PORTS = platformPorts({ first: 4141, gateway: 4149 });
+/** Every resource, with the service that owns it. */
+const RESOURCES = RESOURCE_NAMES.map((r) => [r, serviceOfResource(r)] as const);
 const SCOPES = RESOURCES.map(([r]) => `read:${r}`);
 /** The gateway connects from here, the one address the services (and the auth service) trust as a proxy. */
 const PROXY_ADDRESS = '127.0.0.2';

@@ -7,6 +7,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { http } from './support/api';
 import { createKey, CreatedKey, itWhen, Platform, STACK, startPlatform } from './support/platform';
+import { platformPorts } from './support/ports';
 import { ROOT, sleep } from './support/processes';
 import { readRevocations } from './support/topic-reader';
 
@@ -23,16 +24,8 @@ const { Invoicing, MemoryTokenStore } = require(join(PACKAGE, 'index.cjs')) as t
 type Invoicing = Sdk.Invoicing;
 type InvoicingOptions = Sdk.InvoicingOptions;
 
-/** 4151-4159 belong to this spec. */
-const PORTS = {
-  'auth-service': 4151,
-  'invoice-service': 4152,
-  'client-service': 4153,
-  'payment-service': 4154,
-  'product-service': 4155,
-  'expense-service': 4156,
-  gateway: 4159,
-} as const;
+/** 4151-4159 belong to this spec: the auth service and every resource service from 4151, the gateway on 4159. */
+const PORTS = platformPorts({ first: 4151, gateway: 4159 });
 const LIFETIME_SECONDS = 3;
 const RATE = 50;
 const SCOPES = 'read:clients,write:clients';

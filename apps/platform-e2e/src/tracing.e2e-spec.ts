@@ -1,27 +1,23 @@
+import { ALL_SCOPES, RESOURCES, serviceOfResource } from '@invoicing/contracts';
 import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { http, TokenPair } from './support/api';
 import { DashboardUser } from './support/dashboard';
 import { createKey, itWhen, Platform, STACK, startPlatform } from './support/platform';
+import { platformPorts } from './support/ports';
 
 /**
  * Tracing end to end (docs/observability.md, ADR 0028): the services export their spans over
  * OTLP/HTTP to a receiver this spec runs, and a request's trace is followed through the gateway,
  * Postgres, Redis and Kafka into the services that consume what it published.
  */
-const PORTS = {
-  'auth-service': 4171,
-  'invoice-service': 4172,
-  'client-service': 4173,
-  'payment-service': 4174,
-  'product-service': 4175,
-  'expense-service': 4176,
-  gateway: 4179,
-} as const;
+/** The auth service and every resource service from 4171, the gateway on 4179 (4178: the OTLP receiver). */
+const PORTS = platformPorts({ first: 4171, gateway: 4179 });
 const OTLP_PORT = 4178;
-const RESOURCE_SERVICES = ['invoice-service', 'client-service', 'payment-service', 'product-service', 'expense-service'];
-const SCOPES = ['invoices', 'clients', 'payments'].flatMap((r) => [`read:${r}`, `write:${r}`]).join(',');
+const RESOURCE_SERVICES = RESOURCES.map(serviceOfResource);
+/** The keys of this spec may do anything (the payment flow writes clients, invoices and payments). */
+const SCOPES = ALL_SCOPES.join(',');
 
 /** OTLP's span kinds, as the JSON encoding numbers them. */
 const KIND = { SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 } as const;

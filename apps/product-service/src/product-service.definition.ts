@@ -1,16 +1,10 @@
-import type { ResourceServiceDefinition } from '@invoicing/resource-api';
+import { defineResourceService } from '@invoicing/resource-api';
 import { Products1763700400000 } from './database/migrations/1763700400000-products';
 import { OutboxTraceContext1763701000000 } from './database/migrations/1763701000000-outbox-trace-context';
 import { ProductEntity } from './products/product.entity';
 import { PRODUCT_RESOURCE } from './products/product.resource';
 
-export const PRODUCT_SERVICE: ResourceServiceDefinition = {
-  name: 'product-service',
-  schema: 'products',
-  role: 'product',
-  defaultPort: 3005,
-  references: PRODUCT_RESOURCE.references,
+export const PRODUCT_SERVICE = defineResourceService(PRODUCT_RESOURCE, {
   entities: [ProductEntity],
   migrations: [Products1763700400000, OutboxTraceContext1763701000000],
-  resource: PRODUCT_RESOURCE,
-};
+});

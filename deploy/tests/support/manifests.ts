@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { ROOT } from './platform';
@@ -25,13 +25,35 @@ function parseObjects(text: string, origin: string): K8sObject[] {
     .filter((o): o is K8sObject => o !== null);
 }
 
-/** The files of the base, one by one as written (before kustomize), with their path. */
+/** The resources a kustomization.yaml lists, and the components it uses. */
+export function kustomizationOf(dir: string): { resources: string[]; components: string[] } {
+  const k = parse(readFileSync(join(K8S_DIR, dir, 'kustomization.yaml'), 'utf8')) as { resources?: string[]; components?: string[] };
+  return { resources: k.resources ?? [], components: k.components ?? [] };
+}
+
+/**
+ * The files of the base, one by one as written (before kustomize), with their path. A directory the
+ * base lists (an app's: base/<app>/) contributes the files its own kustomization.yaml lists; the
+ * components it uses are not its files (components() reads them).
+ */
 export function baseFiles(): { file: string; objects: K8sObject[] }[] {
-  const kustomization = parse(readFileSync(join(K8S_DIR, 'base/kustomization.yaml'), 'utf8')) as { resources: string[] };
-  return kustomization.resources.map((file) => ({
-    file: `base/${file}`,
-    objects: parseObjects(readFileSync(join(K8S_DIR, 'base', file), 'utf8'), file),
-  }));
+  const filesOf = (dir: string): string[] =>
+    kustomizationOf(dir).resources.flatMap((entry) =>
+      existsSync(join(K8S_DIR, dir, entry, 'kustomization.yaml')) ? filesOf(join(dir, entry)) : [join(dir, entry)],
+    );
+  return filesOf('base').map((file) => ({ file, objects: parseObjects(readFileSync(join(K8S_DIR, file), 'utf8'), file) }));
+}
+
+/** The apps of the base: the directories it lists (base/<app>/), each with its own kustomization.yaml. */
+export function baseAppDirs(): string[] {
+  return kustomizationOf('base').resources.filter((entry) => existsSync(join(K8S_DIR, 'base', entry, 'kustomization.yaml')));
+}
+
+/** The objects a component (deploy/k8s/components/<name>) adds, as written: placeholders unfilled. */
+export function componentObjects(name: string): K8sObject[] {
+  return kustomizationOf(`components/${name}`).resources.flatMap((file) =>
+    parseObjects(readFileSync(join(K8S_DIR, 'components', name, file), 'utf8'), `components/${name}/${file}`),
+  );
 }
 
 const rendered = new Map<string, K8sObject[]>();

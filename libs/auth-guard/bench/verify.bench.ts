@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import { KafkaEventTransport } from '@invoicing/event-bus';
 import { createSigner, createVerifier } from 'fast-jwt';
 import { createHmac, randomBytes } from 'node:crypto';
 import { AccessTokenGuard } from '../src/nest/access-token.guard';
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
 
   // Never started: no broker here, so the staleness check is a null test, not the clock read of a
   // running service (one Date.now() per request, tens of nanoseconds).
-  const feed = new RevocationFeed(view, { brokers: [], service: 'bench' });
+  const feed = new RevocationFeed(view, new KafkaEventTransport({ brokers: [] }), { service: 'bench' });
   const strategy = new AccessTokenStrategy(verifier, view, feed);
   const reflector = new Reflector();
   const guard = new AccessTokenGuard(reflector, strategy);

@@ -1,8 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
+import { KafkaEventTransport } from '@invoicing/event-bus';
 import { AccessTokenGuard } from './nest/access-token.guard';
 import { AccessTokenStrategy } from './nest/access-token.strategy';
-import { RevocationFeed, RevocationFeedOptions } from './revocation/revocation-feed';
+import { RevocationFeed, RevocationFeedController, RevocationFeedOptions } from './revocation/revocation-feed';
 import { RevocationView } from './revocation/revocation-view';
 import { AccessTokenVerifier, VerifierOptions } from './verification/access-token-verifier';
 
@@ -12,9 +13,10 @@ export interface AuthGuardModuleOptions {
 }
 
 /**
- * Import once in a resource service's root module. Provides {@link AccessTokenGuard} (use with
- * `@UseGuards(AccessTokenGuard)` and `@Scopes(...)`) and {@link RevocationFeed} (its `ready` belongs in
- * the service's readiness check).
+ * Import once in a resource service's root module, next to `EventBusModule.forRoot` (event-bus), whose
+ * Kafka transport the revocation feed subscribes on (the app must connect and start it:
+ * `connectEventTransport`). Provides {@link AccessTokenGuard} (use with `@UseGuards(AccessTokenGuard)`
+ * and `@Scopes(...)`) and {@link RevocationFeed} (its `ready` belongs in the service's readiness check).
  */
 @Module({})
 export class AuthGuardModule {
@@ -23,13 +25,14 @@ export class AuthGuardModule {
       module: AuthGuardModule,
       global: true,
       imports: [PassportModule.register({ session: false })],
+      controllers: [RevocationFeedController],
       providers: [
         { provide: AccessTokenVerifier, useValue: new AccessTokenVerifier(options.verification) },
         { provide: RevocationView, useValue: new RevocationView() },
         {
           provide: RevocationFeed,
-          useFactory: (view: RevocationView) => new RevocationFeed(view, options.revocations),
-          inject: [RevocationView],
+          useFactory: (view: RevocationView, transport: KafkaEventTransport) => new RevocationFeed(view, transport, options.revocations),
+          inject: [RevocationView, KafkaEventTransport],
         },
         AccessTokenStrategy,
         AccessTokenGuard,

@@ -1,22 +1,32 @@
 import { uuidv7 } from 'uuidv7';
+import { DomainObjectKind, RESOURCE_MANIFEST, RESOURCES } from './manifest';
+
+type Manifest = typeof RESOURCE_MANIFEST;
+type ResourcePrefixes = { [R in keyof Manifest as Manifest[R]['kind']]: Manifest[R]['idPrefix'] };
+
+/** Prefixes of the auth service's objects (the resources' come from the manifest). */
+const AUTH_ID_PREFIXES = {
+  organization: 'org',
+  apiKey: 'key',
+  session: 'ses',
+  user: 'usr',
+  event: 'evt',
+} as const;
 
 /**
  * Object id prefixes (docs/api.md section 2). Ids are `<prefix>_<32 hex digits of a UUIDv7>`: opaque to
  * callers, time-ordered underneath so that they sort by creation and page well, and stored as a
  * native `uuid` column.
  */
-export const ID_PREFIXES = {
-  organization: 'org',
-  apiKey: 'key',
-  session: 'ses',
-  user: 'usr',
-  invoice: 'inv',
-  client: 'cli',
-  payment: 'pay',
-  product: 'prd',
-  expense: 'exp',
-  event: 'evt',
-} as const;
+export const ID_PREFIXES: typeof AUTH_ID_PREFIXES & ResourcePrefixes = {
+  ...AUTH_ID_PREFIXES,
+  ...(Object.fromEntries(RESOURCES.map((r) => [RESOURCE_MANIFEST[r].kind, RESOURCE_MANIFEST[r].idPrefix])) as ResourcePrefixes),
+};
+
+/** `invoice` → `inv`. */
+export function idPrefixOf(kind: DomainObjectKind): IdPrefix {
+  return ID_PREFIXES[kind];
+}
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
 
 const HEX32 = /^[0-9a-f]{32}$/;

@@ -1,3 +1,4 @@
+export * from './manifest';
 export * from './scopes';
 export * from './ids';
 export * from './access-token';
@@ -6,6 +7,7 @@ export * from './platform';
 export * from './api';
 export * from './events/domain-events';
 export * from './openapi/openapi-document';
+export { buildAsyncApiDocument } from './asyncapi/asyncapi-document';
 export { CURL_SAMPLE_LABEL, SDK_SAMPLE_LABEL } from './openapi/code-samples';
 export type { CodeSample } from './openapi/code-samples';
 export * from './allowed-ips';

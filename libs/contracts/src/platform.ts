@@ -1,17 +1,24 @@
+import { RESOURCE_MANIFEST, RESOURCES, ResourceServiceName, serviceOfResource } from './manifest';
+
+export interface ServiceEntry {
+  port: number;
+  kind: 'auth' | 'resource' | 'web';
+}
+export type ServiceName = 'auth-service' | ResourceServiceName | 'settings-web';
+
 /**
- * The services of the platform and the one base URL in front of them. The local gateway, the
- * docker-compose stack and the Kubernetes Ingress are all derived from (and tested against) this table.
+ * The services of the platform and the one base URL in front of them: the auth service, one service
+ * per resource of the manifest, and the settings page. The local gateway, the docker-compose stack
+ * and the Kubernetes Ingress are all derived from (and tested against) this table.
  */
-export const SERVICES = {
+export const SERVICES: Readonly<Record<ServiceName, ServiceEntry>> = {
   'auth-service': { port: 3001, kind: 'auth' },
-  'invoice-service': { port: 3002, kind: 'resource' },
-  'client-service': { port: 3003, kind: 'resource' },
-  'payment-service': { port: 3004, kind: 'resource' },
-  'product-service': { port: 3005, kind: 'resource' },
-  'expense-service': { port: 3006, kind: 'resource' },
+  ...(Object.fromEntries(RESOURCES.map((r) => [serviceOfResource(r), { port: RESOURCE_MANIFEST[r].port, kind: 'resource' }])) as Record<
+    ResourceServiceName,
+    ServiceEntry
+  >),
   'settings-web': { port: 3010, kind: 'web' },
-} as const;
-export type ServiceName = keyof typeof SERVICES;
+};
 
 /**
  * `auth-service` → `AUTH_SERVICE_URL`: the variable naming a service's base URL wherever one process
@@ -37,14 +44,11 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { prefix: '/api/v1/settings', service: 'auth-service' },
   { prefix: '/api/v1/secret-scanning', service: 'auth-service' },
   { prefix: '/api/v1/openapi.json', service: 'auth-service' },
+  { prefix: '/api/v1/asyncapi.json', service: 'auth-service' },
   // The API reference and, below it, the scripts it loads (ADR 0027).
   { prefix: '/api/v1/docs', service: 'auth-service' },
   // RFC 8414 discovery at the base URL, where OAuth client libraries look for it.
   { prefix: '/.well-known/oauth-authorization-server', service: 'auth-service' },
-  { prefix: '/api/v1/invoices', service: 'invoice-service' },
-  { prefix: '/api/v1/clients', service: 'client-service' },
-  { prefix: '/api/v1/payments', service: 'payment-service' },
-  { prefix: '/api/v1/products', service: 'product-service' },
-  { prefix: '/api/v1/expenses', service: 'expense-service' },
+  ...RESOURCES.map((r) => ({ prefix: `/api/v1/${r}`, service: serviceOfResource(r) })),
   { prefix: '/settings', service: 'settings-web' },
 ];

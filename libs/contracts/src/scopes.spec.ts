@@ -1,8 +1,9 @@
+import { RESOURCES } from './manifest';
 import { ALL_SCOPES, formatScopes, isScope, splitScopeString } from './scopes';
 
 describe('scopes', () => {
   it('has a read and a write scope for each of the five resources', () => {
-    expect(ALL_SCOPES).toHaveLength(10);
+    expect(ALL_SCOPES).toHaveLength(RESOURCES.length * 2);
     expect(ALL_SCOPES).toContain('read:invoices');
     expect(ALL_SCOPES).toContain('write:expenses');
   });

@@ -1,6 +1,6 @@
-/** Resources of the public API; each has a `read:` and a `write:` scope (docs/api.md section 5). */
-export const RESOURCES = ['invoices', 'clients', 'payments', 'products', 'expenses'] as const;
-export type Resource = (typeof RESOURCES)[number];
+import { Resource, RESOURCES } from './manifest';
+
+// Each resource of the manifest has a `read:` and a `write:` scope (docs/api.md section 5).
 
 export const SCOPE_ACTIONS = ['read', 'write'] as const;
 export type ScopeAction = (typeof SCOPE_ACTIONS)[number];

@@ -1,6 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
-import { IncomingMessage, incomingMessage, Subscription, subscriptionConsumer } from './kafka-client';
-import { processWithTrace } from './tracing/message-tracing';
+import { IncomingMessage, runConsumer, Subscription, subscriptionConsumer } from './kafka-client';
 
 export interface GroupSubscriberOptions {
   topic: string;
@@ -32,19 +31,7 @@ export class KafkaGroupSubscriber {
     // group's committed offsets (delivery is at least once either way).
     const consumer = subscriptionConsumer(this.kafka, this.options, this.subscription, () => this.launch());
     this.consumer = consumer;
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topics: [this.options.topic], fromBeginning: true });
-      await consumer.run({
-        autoCommit: true,
-        eachMessage: async ({ topic, partition, message }) =>
-          processWithTrace(topic, partition, message, this.options.groupId, () => this.options.handle(incomingMessage(topic, partition, message))),
-      });
-    } catch (e) {
-      // Connecting or joining failed: leave nothing half-open behind (start() or a relaunch retries).
-      await consumer.disconnect().catch(() => undefined);
-      throw e;
-    }
+    await runConsumer(consumer, { topic: this.options.topic, groupId: this.options.groupId, handle: (message) => this.options.handle(message) });
   }
 
   async stop(): Promise<void> {

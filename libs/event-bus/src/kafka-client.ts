@@ -1,4 +1,5 @@
 import { Consumer, Kafka, KafkaMessage, logLevel, LogEntry } from 'kafkajs';
+import { processWithTrace } from './tracing/message-tracing';
 
 export interface KafkaConnection {
   brokers: string[];
@@ -10,8 +11,9 @@ export interface KafkaConnection {
 const BOUNDED_IDEMPOTENT_RETRIES = 'Limiting retries for the idempotent producer may invalidate EoS guarantees';
 
 /**
- * kafkajs has had no maintainer since 2023, so it stays behind this library's two small classes;
- * replacing the client touches only this folder.
+ * kafkajs has had no maintainer since 2023, so it stays behind this library (a publisher, two
+ * subscribers and the Nest transport and client over them); replacing the client touches only this
+ * folder.
  */
 export function createKafka(c: KafkaConnection): Kafka {
   return new Kafka({
@@ -120,4 +122,45 @@ export function subscriptionConsumer(
     await relaunch();
   });
   return consumer;
+}
+
+/**
+ * Connects `consumer`, subscribes it to `topic` and runs it, each message handed to `handle` inside
+ * its consumer span (tracing/message-tracing.ts), then calls `running` (the replaying subscriber
+ * positions its partitions there). Both subscribers start every consumer of theirs through here, the
+ * first one and each relaunched one. When a step fails the consumer is disconnected, so nothing
+ * half-open stays behind, and the error is thrown for the caller to retry (the transport's
+ * connect-and-retry loop at start, `relaunchAfterFatalCrash` after a crash).
+ */
+export async function runConsumer(
+  consumer: Consumer,
+  options: {
+    topic: string;
+    groupId: string;
+    autoCommitInterval?: number;
+    handle(message: IncomingMessage): Promise<void> | void;
+    /** After each message was handled (the offset is then resolved by kafkajs). */
+    handled?(partition: number, offset: string): void;
+    running?(): Promise<void>;
+  },
+): Promise<void> {
+  const { topic, groupId, handle, handled } = options;
+  try {
+    await consumer.connect();
+    // `fromBeginning: true`: for the replaying subscriber see its seek; for a new group of the group
+    // subscriber, the whole topic (retention bounds it).
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      autoCommit: true,
+      autoCommitInterval: options.autoCommitInterval ?? null,
+      eachMessage: async ({ topic: t, partition, message }) => {
+        await processWithTrace(t, partition, message, groupId, () => handle(incomingMessage(t, partition, message)));
+        handled?.(partition, message.offset);
+      },
+    });
+    await options.running?.();
+  } catch (e) {
+    await consumer.disconnect().catch(() => undefined);
+    throw e;
+  }
 }

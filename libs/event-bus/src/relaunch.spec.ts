@@ -1,84 +1,8 @@
-import { EventEmitter } from 'node:events';
 import type { Kafka } from 'kafkajs';
 import { KafkaGroupSubscriber } from './group-subscriber';
 import { CONSUMER_RELAUNCH_DELAY_MS } from './kafka-client';
 import { KafkaReplayingSubscriber } from './replaying-subscriber';
-
-type EachMessage = (payload: { topic: string; partition: number; message: { offset: string; key: Buffer | null; value: Buffer | null; timestamp: string } }) => Promise<void>;
-
-/**
- * A kafkajs consumer stand-in: records what is asked of it, completes fetches, delivers messages
- * and can crash like the real one.
- */
-class FakeConsumer extends EventEmitter {
-  readonly events = { CRASH: 'consumer.crash', FETCH: 'consumer.fetch' };
-  readonly seeks: Array<{ partition: number; offset: string }> = [];
-  connected = false;
-  running = false;
-  failConnect = false;
-  private eachMessage: EachMessage | null = null;
-
-  async connect(): Promise<void> {
-    if (this.failConnect) throw new Error('ECONNREFUSED');
-    this.connected = true;
-  }
-  subscribed = false;
-
-  async subscribe(): Promise<void> {
-    this.subscribed = true;
-  }
-  async run(options: { eachMessage: EachMessage }): Promise<void> {
-    this.running = true;
-    this.eachMessage = options.eachMessage;
-  }
-  seek(s: { partition: number; offset: string }): void {
-    this.seeks.push(s);
-  }
-  async disconnect(): Promise<void> {
-    this.connected = false;
-    this.running = false;
-  }
-  /** What kafkajs emits after every completed fetch, one that brought no message included. */
-  fetched(): void {
-    this.emit(this.events.FETCH, { payload: { numberOfBatches: 0, duration: 100, nodeId: 1 } });
-  }
-  /** Hands messages of partition 0 to the subscriber, as a fetch that brought them would. */
-  async deliver(...offsets: number[]): Promise<void> {
-    for (const offset of offsets) {
-      await this.eachMessage?.({ topic: 't', partition: 0, message: { offset: String(offset), key: null, value: Buffer.from('{}'), timestamp: '0' } });
-    }
-  }
-  /** What kafkajs emits after a crash; `restart: false` means it has given up on this consumer. */
-  crash(restart: boolean): void {
-    this.emit(this.events.CRASH, { payload: { error: new Error('Failed to find group coordinator'), groupId: 'g', restart } });
-  }
-}
-
-/** One partition whose replay window starts at offset 7 and which ends at `end.value` (10 at first). */
-function fakeKafka(): { kafka: Kafka; consumers: FakeConsumer[]; nextFailsToConnect: { value: number }; end: { value: number } } {
-  const consumers: FakeConsumer[] = [];
-  const nextFailsToConnect = { value: 0 };
-  const end = { value: 10 };
-  const admin = {
-    connect: async () => undefined,
-    disconnect: async () => undefined,
-    fetchTopicOffsets: async () => [{ partition: 0, high: String(end.value), low: '0', offset: String(end.value) }],
-    fetchTopicOffsetsByTimestamp: async () => [{ partition: 0, offset: '7' }],
-  };
-  const kafka = {
-    admin: () => admin,
-    consumer: () => {
-      const consumer = new FakeConsumer();
-      if (nextFailsToConnect.value > 0) {
-        nextFailsToConnect.value -= 1;
-        consumer.failConnect = true;
-      }
-      consumers.push(consumer);
-      return consumer;
-    },
-  } as unknown as Kafka;
-  return { kafka, consumers, nextFailsToConnect, end };
-}
+import { fakeKafka } from './testing/fake-kafka';
 
 beforeEach(() => jest.useFakeTimers());
 afterEach(() => jest.useRealTimers());

@@ -1,6 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
-import { IncomingMessage, incomingMessage, Subscription, subscriptionConsumer } from './kafka-client';
-import { processWithTrace } from './tracing/message-tracing';
+import { IncomingMessage, runConsumer, Subscription, subscriptionConsumer } from './kafka-client';
 
 export interface ReplayingSubscriberOptions {
   topic: string;
@@ -101,7 +100,6 @@ export class KafkaReplayingSubscriber {
   }
 
   private async launch(starts: Array<{ partition: number; offset: string }>): Promise<void> {
-    const { topic } = this.options;
     // A consumer kafkajs gives up on is started again from the start of the replay window, as a
     // new instance would be: whatever was published meanwhile is applied (again, harmlessly:
     // applying a revocation twice changes nothing), so the view cannot silently stop. Until it has
@@ -113,33 +111,26 @@ export class KafkaReplayingSubscriber {
     consumer.on(consumer.events.FETCH, () => {
       if (this.consumer === consumer && this.targets.size === 0) this.upToDate = this.now();
     });
-    try {
-      await consumer.connect();
-      // Each partition is then sought to the start of the replay window. A new group's partitions
-      // start where `fromBeginning` says until the seek lands, and kafkajs can apply its own
-      // lookup of that position after our seek: with `false` (the end) a partition then skipped
-      // its whole replay and the view never caught up (seen on a three-broker cluster, where the
-      // lookup is slower; docs/resilience.md, item 11). With `true` the worst case reads the
-      // partition from its beginning: a little more than the window (retention is twice the
-      // window), never less.
-      await consumer.subscribe({ topics: [topic], fromBeginning: true });
-      await consumer.run({
-        autoCommit: true,
-        autoCommitInterval: 1000,
-        eachMessage: async ({ topic: t, partition, message }) => {
-          await processWithTrace(t, partition, message, this.options.groupId, () => this.options.handle(incomingMessage(t, partition, message)));
-          if (this.consumer !== consumer) return;
-          const target = this.targets.get(partition);
-          if (target !== undefined && BigInt(message.offset) + 1n >= target) this.targets.delete(partition);
-          this.checkCaughtUp();
-        },
-      });
-      await this.seekWhenReady(consumer, starts);
-    } catch (e) {
-      // Connecting or joining failed: leave nothing half-open behind (start() or a relaunch retries).
-      await consumer.disconnect().catch(() => undefined);
-      throw e;
-    }
+    // Each partition is sought to the start of the replay window once the consumer runs. A new
+    // group's partitions start where `fromBeginning` says until the seek lands, and kafkajs can
+    // apply its own lookup of that position after our seek: with `false` (the end) a partition then
+    // skipped its whole replay and the view never caught up (seen on a three-broker cluster, where
+    // the lookup is slower; docs/resilience.md, item 11). With `true` (runConsumer) the worst case
+    // reads the partition from its beginning: a little more than the window (retention is twice the
+    // window), never less.
+    await runConsumer(consumer, {
+      topic: this.options.topic,
+      groupId: this.options.groupId,
+      autoCommitInterval: 1000,
+      handle: (message) => this.options.handle(message),
+      handled: (partition, offset) => {
+        if (this.consumer !== consumer) return;
+        const target = this.targets.get(partition);
+        if (target !== undefined && BigInt(offset) + 1n >= target) this.targets.delete(partition);
+        this.checkCaughtUp();
+      },
+      running: () => this.seekWhenReady(consumer, starts),
+    });
   }
 
   /**

@@ -639,13 +639,10 @@ describe('gateway: nginx with the rendered configuration, in front of throwaway 
   });
 
   it('answers 503 problem+json when the upstream is unreachable, 502 when it drops the connection', async () => {
-    const second = await withRoutes(
-      [
-        { prefix: '/api/v1/payments', service: 'payment-service' },
-        { prefix: '/api/v1/products', service: 'product-service' },
-      ],
-      { 'payment-service': await closedHostPort(), 'product-service': hostPort(resetting.url) },
-    );
+    // Two routes: one to a closed port, one to an upstream that drops the connection.
+    const unreachable: GatewayRoute = { prefix: '/api/v1/payments', service: 'payment-service' };
+    const dropping: GatewayRoute = { prefix: '/api/v1/products', service: 'product-service' };
+    const second = await withRoutes([unreachable, dropping], { [unreachable.service]: await closedHostPort(), [dropping.service]: hostPort(resetting.url) });
     try {
       const down = await fetch(`${second.url}/api/v1/payments`, { headers: { 'X-Request-Id': 'down-1' } });
       const downBody = (await down.json()) as Record<string, unknown>;

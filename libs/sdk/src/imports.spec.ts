@@ -25,7 +25,7 @@ describe('the shipped sources', () => {
   const files = shippedSources(root);
 
   it('are found', () => {
-    expect(files.map((f) => relative(root, f))).toEqual(expect.arrayContaining(['index.ts', 'transport.ts', 'generated/openapi.ts']));
+    expect(files.map((f) => relative(root, f))).toEqual(expect.arrayContaining(['index.ts', 'transport.ts', 'generated/openapi.ts', 'generated/resources.ts', 'generated/resource-names.ts']));
   });
 
   it('import only relative modules: no package, no node: built-in', () => {

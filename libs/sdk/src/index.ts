@@ -13,35 +13,17 @@ export type { FetchLike } from './transport';
 export { InvoicingApiError, InvoicingConnectionError, InvoicingError, InvoicingOAuthError } from './errors';
 export type { FieldError } from './errors';
 export { VERSION } from './version';
+// Each resource's named types (`Invoice`, `CreateInvoiceRequest`, `InvoiceListQuery`, `InvoiceList`...),
+// `ResourceOperationsByName` and `ResourceName`, generated from the platform manifest. That file holds
+// types only (the runtime list is resource-names.ts, internal), so this adds no runtime export.
+export * from './generated/resources';
 export type {
-  Client,
-  ClientList,
-  ClientListQuery,
-  CreateClientRequest,
-  CreateExpenseRequest,
-  CreateInvoiceRequest,
   CreateOptions,
-  CreatePaymentRequest,
-  CreateProductRequest,
-  Expense,
-  ExpenseList,
-  ExpenseListQuery,
-  Invoice,
   InvoiceLineItem,
-  InvoiceList,
-  InvoiceListQuery,
   InvoiceStatus,
   ListPage,
-  Payment,
-  PaymentList,
-  PaymentListQuery,
   PaymentMethod,
   Problem,
-  Product,
-  ProductList,
-  ProductListQuery,
-  ResourceName,
   ResourceOperations,
-  ResourceOperationsByName,
   TokenResponse,
 } from './types';

@@ -1,8 +1,18 @@
+import { RESOURCE_NAMES } from './generated/resource-names';
+import type { ResourceName, ResourceOperationsByName } from './generated/resources';
 import { InvoicingOptions, resolveOptions } from './options';
 import { Resource } from './resource';
 import { TokenManager } from './token-manager';
 import { Transport } from './transport';
-import type { ResourceOperationsByName } from './types';
+
+/** A property per resource of the API (`invoices`, ...), typed by its generated operations. */
+type ResourceClients = { readonly [R in ResourceName]: Resource<ResourceOperationsByName[R]> };
+
+// The class gets its resource properties from this interface (declaration merging) rather than from
+// a field per resource, which would be a second list of the platform's resources: they come from
+// the generated table (src/generated/resources.ts), and the constructor sets one per RESOURCE_NAMES.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-interface, @typescript-eslint/no-empty-object-type
+export interface Invoicing extends ResourceClients {}
 
 /**
  * The client of the invoicing platform's public API.
@@ -15,13 +25,8 @@ import type { ResourceOperationsByName } from './types';
  * One instance keeps one session (token pair) for all its calls: create it once and share it,
  * rather than one per request (every new instance costs a token exchange and a server session).
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class Invoicing {
-  readonly invoices: Resource<ResourceOperationsByName['invoices']>;
-  readonly clients: Resource<ResourceOperationsByName['clients']>;
-  readonly payments: Resource<ResourceOperationsByName['payments']>;
-  readonly products: Resource<ResourceOperationsByName['products']>;
-  readonly expenses: Resource<ResourceOperationsByName['expenses']>;
-
   constructor(options: InvoicingOptions) {
     const resolved = resolveOptions(options);
     const transport = new Transport({
@@ -42,10 +47,8 @@ export class Invoicing {
       now: resolved.now,
       refreshAheadMs: resolved.refreshAheadMs,
     });
-    this.invoices = new Resource(transport, tokens, 'invoices');
-    this.clients = new Resource(transport, tokens, 'clients');
-    this.payments = new Resource(transport, tokens, 'payments');
-    this.products = new Resource(transport, tokens, 'products');
-    this.expenses = new Resource(transport, tokens, 'expenses');
+    // A property per resource, as `ResourceClients` declares them (types.spec.ts checks that RESOURCE_NAMES
+    // and `ResourceName` are the same resources).
+    Object.assign(this, Object.fromEntries(RESOURCE_NAMES.map((name) => [name, new Resource(transport, tokens, name)])));
   }
 }

@@ -1,3 +1,4 @@
+import { RESOURCES } from '@invoicing/contracts';
 import { InvoicingError } from './errors';
 import { json, problem, RecordedRequest } from './testing/fake-api';
 import { testClient } from './testing/test-client';
@@ -220,7 +221,7 @@ describe('Resource', () => {
     expect(server.calls('GET', INVOICES)).toHaveLength(1);
   });
 
-  it.each(['invoices', 'clients', 'payments', 'products', 'expenses'] as const)('serves %s under /api/v1/%s', async (name) => {
+  it.each(RESOURCES)('serves %s under /api/v1/%s', async (name) => {
     const { api, server } = testClient();
     server.on('GET', `/api/v1/${name}`, () => json(200, { object: 'list', data: [], has_more: false }));
     server.on('GET', `/api/v1/${name}/x_1`, () => json(200, { id: 'x_1' }));

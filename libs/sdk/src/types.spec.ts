@@ -4,7 +4,9 @@
  * target), not under Jest, which strips types.
  */
 import type { components, operations } from './generated/openapi';
+import type { RESOURCE_NAMES } from './generated/resource-names';
 import type { Invoicing } from './invoicing';
+import type { Resource } from './resource';
 import type * as sdk from './types';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -32,11 +34,16 @@ export type Checks = [
   Expect<Equal<Returned<Invoicing['payments']['listPage']>, sdk.ListPage<Schemas['Payment']>>>,
   Expect<Equal<Iterated<Invoicing['expenses']['list']>, Schemas['Expense']>>,
   Expect<Equal<Parameters<Invoicing['clients']['create']>[0], Schemas['CreateClientRequest']>>,
+  // The generated table: every resource is at runtime (RESOURCE_NAMES) what it is in the types, and
+  // `Invoicing` has exactly one property per resource, typed by its operations.
+  Expect<Equal<(typeof RESOURCE_NAMES)[number], sdk.ResourceName>>,
+  Expect<Equal<keyof Invoicing, sdk.ResourceName>>,
+  Expect<Equal<Invoicing['invoices'], Resource<sdk.ResourceOperationsByName['invoices']>>>,
 ];
 
 describe('types', () => {
   it('are checked by the compiler (see the Checks tuple)', () => {
-    const checked: Checks['length'] = 18;
-    expect(checked).toBe(18);
+    const checked: Checks['length'] = 21;
+    expect(checked).toBe(21);
   });
 });

@@ -2,7 +2,8 @@
  * Types of the public API, derived from the generated OpenAPI types (src/generated/openapi.ts) so
  * that a change to the platform's document reaches the SDK by `npx nx run sdk:generate` alone.
  */
-import type { components, operations } from './generated/openapi';
+import type { components } from './generated/openapi';
+import type { Invoice, Payment } from './generated/resources';
 
 /** The JSON request body of an operation. */
 export type JsonRequestBody<Op> = Op extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
@@ -23,20 +24,6 @@ export interface ResourceOperations {
   list: unknown;
   get: unknown;
 }
-
-/**
- * The resources of the API and their operations. A new resource is one line here and one
- * property of `Invoicing`.
- */
-export interface ResourceOperationsByName {
-  invoices: { create: operations['createInvoice']; list: operations['listInvoices']; get: operations['getInvoice'] };
-  clients: { create: operations['createClient']; list: operations['listClients']; get: operations['getClient'] };
-  payments: { create: operations['createPayment']; list: operations['listPayments']; get: operations['getPayment'] };
-  products: { create: operations['createProduct']; list: operations['listProducts']; get: operations['getProduct'] };
-  expenses: { create: operations['createExpense']; list: operations['listExpenses']; get: operations['getExpense'] };
-}
-
-export type ResourceName = keyof ResourceOperationsByName;
 
 /** What `create` takes. */
 export type CreateBody<Ops extends ResourceOperations> = JsonRequestBody<Ops['create']>;
@@ -70,33 +57,19 @@ export interface CreateOptions {
 
 type Schemas = components['schemas'];
 
-export type Invoice = Schemas['Invoice'];
+// The resource table (`ResourceOperationsByName`, `ResourceName`) and each resource's named types
+// (`Invoice`, `CreateInvoiceRequest`, `InvoiceListQuery`, `InvoiceList`...) are generated from the
+// platform manifest and the OpenAPI document: src/generated/resources.ts.
+export * from './generated/resources';
+
+// Names for fields of one resource's objects, written here: the generator names only what every
+// resource has.
+/** One line of an invoice. */
 export type InvoiceLineItem = Invoice['line_items'][number];
+/** The status of an invoice. */
 export type InvoiceStatus = Invoice['status'];
-export type CreateInvoiceRequest = CreateBody<ResourceOperationsByName['invoices']>;
-export type InvoiceListQuery = ListQuery<ResourceOperationsByName['invoices']>;
-export type InvoiceList = Page<ResourceOperationsByName['invoices']>;
-
-export type Client = Schemas['Client'];
-export type CreateClientRequest = CreateBody<ResourceOperationsByName['clients']>;
-export type ClientListQuery = ListQuery<ResourceOperationsByName['clients']>;
-export type ClientList = Page<ResourceOperationsByName['clients']>;
-
-export type Payment = Schemas['Payment'];
+/** How a payment was made. */
 export type PaymentMethod = NonNullable<Payment['method']>;
-export type CreatePaymentRequest = CreateBody<ResourceOperationsByName['payments']>;
-export type PaymentListQuery = ListQuery<ResourceOperationsByName['payments']>;
-export type PaymentList = Page<ResourceOperationsByName['payments']>;
-
-export type Product = Schemas['Product'];
-export type CreateProductRequest = CreateBody<ResourceOperationsByName['products']>;
-export type ProductListQuery = ListQuery<ResourceOperationsByName['products']>;
-export type ProductList = Page<ResourceOperationsByName['products']>;
-
-export type Expense = Schemas['Expense'];
-export type CreateExpenseRequest = CreateBody<ResourceOperationsByName['expenses']>;
-export type ExpenseListQuery = ListQuery<ResourceOperationsByName['expenses']>;
-export type ExpenseList = Page<ResourceOperationsByName['expenses']>;
 
 /** An RFC 9457 problem document as resource endpoints send it. */
 export type Problem = Schemas['Problem'];

@@ -1,4 +1,4 @@
-import { GATEWAY_PORT, Resource, RESOURCES, SERVICES, ServiceName } from '@invoicing/contracts';
+import { GATEWAY_PORT, Resource, RESOURCES, SERVICES, ServiceName, serviceOfResource } from '@invoicing/contracts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -11,13 +11,8 @@ export function serviceUrl(name: ServiceName): string {
 }
 export const GATEWAY_URL = `http://127.0.0.1:${GATEWAY_PORT + OFFSET}`;
 
-export const RESOURCE_SERVICES: Record<Resource, ServiceName> = {
-  invoices: 'invoice-service',
-  clients: 'client-service',
-  payments: 'payment-service',
-  products: 'product-service',
-  expenses: 'expense-service',
-};
+/** Resource → the service that owns it. */
+export const RESOURCE_SERVICES = Object.fromEntries(RESOURCES.map((r) => [r, serviceOfResource(r)])) as Record<Resource, ServiceName>;
 export { RESOURCES };
 
 export function mainOf(name: ServiceName | 'gateway'): string {

@@ -1,4 +1,4 @@
-import type { Resource } from '@invoicing/contracts';
+import { type Resource, RESOURCES } from '@invoicing/contracts';
 import type { Figure } from './load';
 
 type Spread = Record<Resource, { p50: number; p99: number; max: number }>;
@@ -35,7 +35,7 @@ const RATIOS: Array<{ what: string; num: string; den: string; min: number }> = [
   { what: 'refresh rotation / the token floor', num: 'refresh', den: 'floorToken', min: 0.75 },
   { what: 'GET products/{id} / its hand-written floor', num: 'get:products', den: 'floorGet', min: 1 },
   { what: 'GET products list of 20 / its hand-written floor', num: 'list:products', den: 'floorList', min: 1 },
-  ...(['invoices', 'clients', 'payments', 'products', 'expenses'] as const).flatMap((r) => [
+  ...RESOURCES.flatMap((r) => [
     { what: `GET ${r}/{id} / Fastify + fast-jwt`, num: `get:${r}`, den: 'jwt', min: 0.4 },
     { what: `GET ${r} list of 20 / Fastify + fast-jwt`, num: `list:${r}`, den: 'jwt', min: 0.25 },
   ]),

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { buildAsyncApiDocument } from '@invoicing/contracts';
 import { createServiceApp, ServiceApp } from '@invoicing/service-kit';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
@@ -79,6 +80,39 @@ describe(ApiDocsController.name, () => {
       expect(missing.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(String(missing.headers['cache-control'] ?? '')).not.toMatch(/max-age=31536000/);
     }
+  });
+
+  it('serves the AsyncAPI 3.0 document beside the OpenAPI document, as JSON, cached as it is', async () => {
+    const [asyncapi, openapi] = [await get('/api/v1/asyncapi.json'), await get('/api/v1/openapi.json')];
+    expect(asyncapi.statusCode).toBe(200);
+    expect(asyncapi.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(asyncapi.headers['content-type']).toBe(openapi.headers['content-type']);
+    expect(asyncapi.headers['cache-control']).toBe('public, max-age=300');
+    expect(asyncapi.headers['cache-control']).toBe(openapi.headers['cache-control']);
+    const doc = asyncapi.json() as { asyncapi: string; channels: Record<string, { address: string }> };
+    expect(doc.asyncapi).toBe('3.0.0');
+    expect(doc).toEqual(buildAsyncApiDocument());
+    expect(Object.values(doc.channels).map((c) => c.address)).toEqual(expect.arrayContaining(['auth.revocations.v1', 'invoicing.domain.v1', 'auth.audit.v1']));
+  });
+
+  it('serves the events page under the docs CSP, with no script, listing every topic and message (not taken for a script file)', async () => {
+    const page = await get('/api/v1/docs/events');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['content-security-policy']).toBe(DOCS_CSP);
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.headers['referrer-policy']).toBe('no-referrer');
+    expect(page.headers['cache-control']).toBe('public, max-age=300');
+    expect(page.body).not.toMatch(/<script\b/);
+    const doc = buildAsyncApiDocument() as { channels: Record<string, { address: string }>; components: { messages: Record<string, unknown> } };
+    for (const channel of Object.values(doc.channels)) expect(page.body).toContain(`<code>${channel.address}</code>`);
+    for (const type of Object.keys(doc.components.messages)) expect(page.body).toContain(`id="message-${type}"`);
+  });
+
+  it('links the events page and both documents from the reference page', async () => {
+    const page = (await get('/api/v1/docs')).body;
+    expect(page).toContain('<a href="/api/v1/docs/events">Events (Kafka)</a>');
+    expect(page).toContain('<a href="/api/v1/asyncapi.json">asyncapi.json</a>');
   });
 
   it('serves the OpenAPI document with the issuer as its server and the code samples', async () => {

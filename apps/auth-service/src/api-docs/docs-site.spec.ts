@@ -1,5 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { buildDocsSite, DOCS_CSP, localRedocBundle, readRedocBundle, REDOCLY_LOGO_SOURCE, redocInitScript, REDOC_OPTIONS } from './docs-site';
+import {
+  ASYNCAPI_PATH,
+  buildDocsSite,
+  DOCS_CSP,
+  DOCS_PATH,
+  EVENTS_PATH,
+  localRedocBundle,
+  readRedocBundle,
+  REDOCLY_LOGO_SOURCE,
+  redocInitScript,
+  REDOC_OPTIONS,
+  siteNav,
+  SPEC_PATH,
+} from './docs-site';
 
 describe(buildDocsSite.name, () => {
   const site = buildDocsSite({ title: 'Invoicing <public> API', redocBundle: Buffer.from('/* redoc */') });
@@ -20,11 +33,21 @@ describe(buildDocsSite.name, () => {
   it('references nothing outside this origin: every src and href is a path, the icon an empty data: URL', () => {
     const urls = [...site.page.matchAll(/\b(?:src|href|data-spec-url)="([^"]*)"/g)].map((m) => m[1]);
     expect(urls.length).toBeGreaterThanOrEqual(4);
-    for (const url of urls) expect(url).toMatch(/^(?:\/api\/v1\/(?:docs\/|openapi\.json$)|data:,$)/);
+    for (const url of urls) expect(url).toMatch(/^(?:\/api\/v1\/(?:docs$|docs\/|openapi\.json$|asyncapi\.json$)|data:,$)/);
     // Without an icon of its own the browser would ask for /favicon.ico, which nothing serves.
     expect(site.page).toContain('<link rel="icon" href="data:,">');
     expect(site.page).not.toMatch(/https?:\/\//);
     expect(site.page).toContain('<div id="redoc" data-spec-url="/api/v1/openapi.json"></div>');
+  });
+
+  it('links the events page (the AsyncAPI document rendered) and both documents above the reference', () => {
+    const nav = /<nav class="docs-nav"[^>]*>.*?<\/nav>/.exec(site.page)?.[0] ?? '';
+    expect(nav).toBe(siteNav('reference'));
+    expect([...nav.matchAll(/href="([^"]+)"/g)].map((m) => m[1])).toEqual([EVENTS_PATH, SPEC_PATH, ASYNCAPI_PATH].map(String));
+    expect(nav).toContain('<span aria-current="page">HTTP API reference</span>');
+    expect(siteNav('events')).toContain(`<a href="${DOCS_PATH}">HTTP API reference</a>`);
+    // Before Redoc's container, so the reader sees it first; no script of its own.
+    expect(site.page.indexOf('class="docs-nav"')).toBeLessThan(site.page.indexOf('id="redoc"'));
   });
 
   it('escapes the title', () => {

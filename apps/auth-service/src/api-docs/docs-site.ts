@@ -11,6 +11,10 @@ import { createStaticAsset, StaticAsset } from './static-asset';
 
 export const DOCS_PATH = '/api/v1/docs';
 export const SPEC_PATH = '/api/v1/openapi.json';
+/** The AsyncAPI 3.0 document of the platform's Kafka events, rendered at /api/v1/docs/events (events-page.ts). */
+export const ASYNCAPI_PATH = '/api/v1/asyncapi.json';
+/** The events page: the AsyncAPI document as server-rendered HTML (Redoc renders OpenAPI only). */
+export const EVENTS_PATH = `${DOCS_PATH}/events`;
 
 /**
  * - script-src 'self': the two script files; no inline script, no eval.
@@ -74,8 +78,19 @@ export function redocInitScript(options: Record<string, unknown> = REDOC_OPTIONS
 `;
 }
 
-const escapeHtml = (text: string): string =>
+export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+/** Between the reference, the events page and the two documents, atop both pages. */
+export const NAV_CSS =
+  `.docs-nav{display:flex;flex-wrap:wrap;gap:1.5em;padding:.6em 2em;border-bottom:1px solid #dde1e6;font:14px/1.5 ${SYSTEM_SANS}}` +
+  '.docs-nav a{color:#2f5fa8;text-decoration:none}.docs-nav a:hover{text-decoration:underline}.docs-nav [aria-current]{font-weight:600}';
+
+export function siteNav(current: 'reference' | 'events'): string {
+  const link = (page: 'reference' | 'events', href: string, label: string) =>
+    page === current ? `<span aria-current="page">${label}</span>` : `<a href="${href}">${label}</a>`;
+  return `<nav class="docs-nav" aria-label="API documentation">${link('reference', DOCS_PATH, 'HTTP API reference')}${link('events', EVENTS_PATH, 'Events (Kafka)')}<a href="${SPEC_PATH}">openapi.json</a><a href="${ASYNCAPI_PATH}">asyncapi.json</a></nav>`;
+}
 
 export interface DocsSite {
   page: string;
@@ -97,10 +112,11 @@ export function buildDocsSite(options: { title: string; redocBundle: Buffer }): 
 <meta name="referrer" content="no-referrer">
 <link rel="icon" href="data:,">
 <title>${title}</title>
-<style>body{margin:0}</style>
+<style>body{margin:0}${NAV_CSS}</style>
 </head>
 <body>
-<noscript><p>This reference needs JavaScript. The OpenAPI 3.1 document is at <a href="${SPEC_PATH}">${SPEC_PATH}</a>.</p></noscript>
+${siteNav('reference')}
+<noscript><p>This reference needs JavaScript. The OpenAPI 3.1 document is at <a href="${SPEC_PATH}">${SPEC_PATH}</a>; the events (AsyncAPI 3.0) are at <a href="${EVENTS_PATH}">${EVENTS_PATH}</a>, no script needed.</p></noscript>
 <div id="redoc" data-spec-url="${SPEC_PATH}"></div>
 ${script(redoc)}
 ${script(init)}

@@ -61,7 +61,7 @@ const schema = baseEnvSchema
      */
     AUTH_MAX_SESSIONS_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
     /**
-     * Lifetime of the access tokens issued (`expires_in`, `exp - iat`): 3600 as the contract says.
+     * Lifetime of the access tokens issued (`expires_in`, `exp - iat`): 3600 as docs/api.md, section 5 promises.
      * Shorter only: every resource service keeps a revocation, and replays the topic, for the
      * longest lifetime (3600 s), so a longer one would outlive its revocation. Tests of the clients'
      * token lifecycle (the SDK across an expiry) set a few seconds.

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { formatScopes, isScope, newId, parseAllowedIps, parsePublicId, toPublicId } from '@invoicing/contracts';
-import type { FieldError } from '@invoicing/service-kit';
+import { FieldError, PlatformError } from '@invoicing/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { hashCredential, newClientId, newSecretKey } from './credential-format';
@@ -38,18 +38,15 @@ export interface ApiKeyView {
   exposed_url: string | null;
 }
 
-/** Input that fails validation; `errors` name every field at fault (the first is `field`/`code`). */
-export class InvalidApiKeyInput extends Error {
-  readonly errors: FieldError[];
+/**
+ * Input that fails validation: 422 naming every field at fault (`errors`), wherever the key is
+ * created or changed (the settings API, sign-up's organization, the CLI, which prints `errors`).
+ */
+export class InvalidApiKeyInput extends PlatformError {
+  declare readonly errors: FieldError[];
 
-  constructor(
-    readonly field: string,
-    readonly code: string,
-    message: string,
-    more: FieldError[] = [],
-  ) {
-    super(message);
-    this.errors = [{ field, code, message }, ...more];
+  constructor(field: string, code: string, message: string, more: FieldError[] = []) {
+    super(422, 'validation-failed', 'The request body has invalid fields.', { errors: [{ field, code, message }, ...more] });
   }
 
   static of(errors: FieldError[]): InvalidApiKeyInput {
@@ -58,10 +55,12 @@ export class InvalidApiKeyInput extends Error {
   }
 }
 
-/** A change asked of a key that is revoked or expired (409). */
-export class ApiKeyNotActive extends Error {
-  constructor(readonly status: string) {
-    super(`The API key is ${status}; it can no longer be changed.`);
+/** A change asked of a key that is revoked or expired: 409, `errors[0]` field `status`, code `key_revoked` or `key_expired`. */
+export class ApiKeyNotActive extends PlatformError {
+  constructor(readonly keyStatus: ApiKeyView['status']) {
+    super(409, `key_${keyStatus}`, `The API key is ${keyStatus}; it can no longer be changed.`, {
+      errors: [{ field: 'status', code: `key_${keyStatus}`, message: `the key is ${keyStatus}` }],
+    });
   }
 }
 
@@ -105,10 +104,12 @@ export interface NewKeyOptions {
   address?: string | null;
 }
 
-/** The organization already holds as many live keys as it may (MAX_LIVE_KEYS_PER_ORGANIZATION). */
-export class ApiKeyLimitReached extends Error {
+/** The organization already holds as many live keys as it may (MAX_LIVE_KEYS_PER_ORGANIZATION): 409 `key_limit_reached`. */
+export class ApiKeyLimitReached extends PlatformError {
   constructor(readonly limit: number) {
-    super(`The organization already has ${limit} live API keys, the most it may hold; revoke one it no longer uses first.`);
+    super(409, 'key_limit_reached', `The organization already has ${limit} live API keys, the most it may hold; revoke one it no longer uses first.`, {
+      errors: [{ field: 'organization', code: 'key_limit_reached', message: `at most ${limit} live keys` }],
+    });
   }
 }
 

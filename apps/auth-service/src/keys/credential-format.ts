@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** 43 base62 characters carry 256.03 bits (43 x log2 62), the contract's minimum. */
+/** 43 base62 characters carry 256.03 bits (43 x log2 62), the minimum docs/api.md, section 3 promises. */
 const SECRET_RANDOM_CHARS = 43;
 /** Client IDs are public but still unguessable: 24 characters, about 143 bits. */
 const CLIENT_ID_RANDOM_CHARS = 24;

@@ -23,7 +23,7 @@ describe(AccessTokenSigner.name, () => {
     expect(expiresIn).toBe(90);
   });
 
-  it('defaults to the contract lifetime and refuses a longer one (revocations are kept for 3600 s)', () => {
+  it('defaults to the documented lifetime (docs/api.md, section 5) and refuses a longer one (revocations are kept for 3600 s)', () => {
     const base = { NODE_ENV: 'test', JWT_KEYS: DEV_JWT_KEYS };
     expect(loadAuthConfig(base).ACCESS_TOKEN_LIFETIME_SECONDS).toBe(3600);
     expect(loadAuthConfig({ ...base, ACCESS_TOKEN_LIFETIME_SECONDS: '5' }).ACCESS_TOKEN_LIFETIME_SECONDS).toBe(5);

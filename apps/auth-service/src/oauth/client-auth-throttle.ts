@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { throttleAddress } from '../common/throttle-address';
-import { OAuthError } from './oauth-error';
 import { FailureThrottle, ThrottlePolicy, ThrottleSubject } from '../sessions/failure-throttle';
 
 /**
@@ -34,13 +33,6 @@ export class ClientAuthThrottle {
   /** Seconds until this client at this address, and this address, may fail again; null when neither is over its limit. */
   retryAfter(clientId: string | null, ip: string): Promise<number | null> {
     return this.throttle.retryAfter(this.policy(clientId, ip));
-  }
-
-  /** The 429 (RFC 6749 form, with Retry-After) for a failure from a throttled address. */
-  refusal(retryAfter: number): OAuthError {
-    return new OAuthError(429, 'temporarily_unavailable', `Too many failed client authentications; retry in ${retryAfter} seconds.`, {
-      'Retry-After': String(retryAfter),
-    });
   }
 
   /** Counts a failure; answers the watched subjects (the client across addresses) it took to their alert. */

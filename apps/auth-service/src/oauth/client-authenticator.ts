@@ -6,8 +6,8 @@ import { ApiKeyCache } from '../keys/api-key-cache';
 import { ApiKeyEntity, isUsable, livePreviousSecret } from '../keys/api-key.entity';
 import { hashCredential, isWellFormedClientId, isWellFormedSecretKey, sameHash } from '../keys/credential-format';
 import { ClientAuthThrottle } from './client-auth-throttle';
-import { OAuthError } from './oauth-error';
-import type { ClientCredentials } from './token-request';
+import { AddressNotAllowed, ClientAuthThrottled, InvalidClient } from './oauth-errors';
+import type { ClientCredentials } from './oauth-params';
 
 /** Compared against when the client is unknown, so both paths do the same work. */
 const DUMMY_HASH = hashCredential('sk_live_unknown-client');
@@ -56,7 +56,7 @@ export class ClientAuthenticator {
     // failure path alone: a successful exchange makes no Redis call for it (docs/perf.md).
     if (key && (matchesCurrent || matchesPrevious) && isUsable(key, now)) return { key, secretHash: presented };
     const retryAfter = await this.throttle.retryAfter(throttleId, address);
-    if (retryAfter !== null) throw this.throttle.refusal(retryAfter);
+    if (retryAfter !== null) throw new ClientAuthThrottled(retryAfter);
     const alerted = await this.throttle.recordFailure(throttleId, address);
     // Failures of one key across addresses reached the alert threshold (once per window): its
     // organization's audit log says so. Nobody is refused for it (ADR 0022).
@@ -70,7 +70,7 @@ export class ClientAuthenticator {
         data: { failures_across_addresses: alerted[0].limit },
       });
     }
-    throw OAuthError.invalidClient(credentials.usedBasic);
+    throw InvalidClient.of(credentials.usedBasic);
   }
 }
 
@@ -80,5 +80,5 @@ export class ClientAuthenticator {
  * `address` is the connection's, or what a trusted proxy forwarded (TRUSTED_PROXIES, ADR 0022).
  */
 export function assertAllowedAddress(key: Pick<ApiKeyEntity, 'allowedIps'>, address: string): void {
-  if (key.allowedIps.length > 0 && !AddressAllowlist.of(key.allowedIps).allows(address)) throw OAuthError.addressNotAllowed();
+  if (key.allowedIps.length > 0 && !AddressAllowlist.of(key.allowedIps).allows(address)) throw AddressNotAllowed.of();
 }

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { REFRESH_TOKEN_TTL_SECONDS } from '@invoicing/contracts';
 import { hashCredentialHex, newRefreshToken } from '../keys/credential-format';
-import { SessionStore } from '../sessions/session-store';
 import { AccessTokenSigner, AccessTokenSubject } from './access-token-signer';
 
 /** The body of a successful token or refresh response (RFC 6749 section 5.1). */
@@ -19,35 +18,21 @@ export interface MintedRefreshToken {
   expiresAt: number;
 }
 
-/** Mints refresh tokens (pointer recorded first) and assembles token responses. */
+/**
+ * Mints refresh tokens and assembles token responses, with no I/O: recording a token (its session
+ * and its pointer) is the session store's alone (SessionStore.create and rotate, which the grants
+ * call), so the factory no longer calls back into its caller to write.
+ */
 @Injectable()
 export class TokenPairFactory {
   readonly refreshTtlMs = REFRESH_TOKEN_TTL_SECONDS * 1000;
 
-  constructor(
-    private readonly sessions: SessionStore,
-    private readonly signer: AccessTokenSigner,
-  ) {}
+  constructor(private readonly signer: AccessTokenSigner) {}
 
-  /**
-   * A new refresh token, its pointer recorded in Redis together with `record` (the session script that
-   * names its hash): both are sent at once and both must succeed before the token may be handed out,
-   * so no token leaves that the store does not know. A pointer left behind by a failed script points
-   * at a session that never names its hash, so it never validates.
-   */
-  async mintRefreshToken<T>(
-    apiKeyUuid: string,
-    sessionId: string,
-    now: number,
-    record: (minted: MintedRefreshToken) => Promise<T>,
-  ): Promise<[MintedRefreshToken, T]> {
+  /** A new refresh token, its hash (all the store keeps) and its expiry, 30 days from `now`. */
+  mintRefreshToken(now: number): MintedRefreshToken {
     const token = newRefreshToken();
-    const minted = { token, hash: hashCredentialHex(token), expiresAt: now + this.refreshTtlMs };
-    const [, recorded] = await Promise.all([
-      this.sessions.putPointer(minted.hash, { apiKeyUuid, sessionId }, this.refreshTtlMs),
-      record(minted),
-    ]);
-    return [minted, recorded];
+    return { token, hash: hashCredentialHex(token), expiresAt: now + this.refreshTtlMs };
   }
 
   response(subject: AccessTokenSubject, refresh: MintedRefreshToken, now: number): TokenResponse {

@@ -8,7 +8,8 @@ import type { PendingRevocationRecord, SessionStore } from '../sessions/session-
 import { AccessTokenSigner } from './access-token-signer';
 import type { ClientAuthenticator } from './client-authenticator';
 import type { RevocationOutbox } from '../revocation/revocation-outbox.service';
-import { TokenRevocationService } from './token-revocation.service';
+import { OAuthError } from './oauth-errors';
+import { parseRevocationRequest, TokenRevocationService } from './token-revocation.service';
 
 const KEY_A = '01933c3e-8a7b-7cc0-9f00-00000000000a';
 const KEY_B = '01933c3e-8a7b-7cc0-9f00-00000000000b';
@@ -83,5 +84,45 @@ describe(TokenRevocationService.name, () => {
     sessions.revokeSession.mockResolvedValue(null);
     expect(await service.revoke({ token: newRefreshToken(), tokenTypeHint: null, client }, '127.0.0.1')).toBe('nothing_to_revoke');
     expect(outbox.enqueue).not.toHaveBeenCalled();
+  });
+});
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+function thrown(fn: () => unknown): OAuthError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(OAuthError);
+    return e as OAuthError;
+  }
+  throw new Error('expected an OAuthError');
+}
+
+describe(parseRevocationRequest.name, () => {
+  it('reads token, a known hint and the client credentials from Basic or the body', () => {
+    expect(parseRevocationRequest({ token: 't', token_type_hint: 'access_token' }, basic('ak', 'sk'))).toEqual({
+      token: 't',
+      tokenTypeHint: 'access_token',
+      client: { clientId: 'ak', clientSecret: 'sk', usedBasic: true },
+    });
+    expect(parseRevocationRequest({ token: 't', client_id: 'ak', client_secret: 'sk' }, undefined)).toMatchObject({
+      tokenTypeHint: null,
+      client: { clientId: 'ak', usedBasic: false },
+    });
+  });
+
+  it('ignores an unknown hint (RFC 7009 section 2.1)', () => {
+    expect(parseRevocationRequest({ token: 't', token_type_hint: 'id_token' }, basic('ak', 'sk')).tokenTypeHint).toBeNull();
+  });
+
+  it('answers 401 invalid_client with a Basic challenge when the client does not authenticate', () => {
+    const e = thrown(() => parseRevocationRequest({ token: 't' }, undefined));
+    expect({ status: e.status, error: e.oauthError }).toEqual({ status: 401, error: 'invalid_client' });
+    expect(e.headers['WWW-Authenticate']).toMatch(/^Basic /);
+  });
+
+  it('answers invalid_request without a token', () => {
+    expect(thrown(() => parseRevocationRequest({}, basic('ak', 'sk'))).oauthError).toBe('invalid_request');
   });
 });

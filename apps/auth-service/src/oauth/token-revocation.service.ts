@@ -8,7 +8,7 @@ import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { hashCredentialHex, isWellFormedRefreshToken } from '../keys/credential-format';
 import { SessionStore } from '../sessions/session-store';
 import { ClientAuthenticator } from './client-authenticator';
-import type { RevocationRequest } from './token-request';
+import { asParams, ClientCredentials, param, required, requireClientCredentials } from './oauth-params';
 import { RevocationOutbox } from '../revocation/revocation-outbox.service';
 
 /**
@@ -18,6 +18,33 @@ import { RevocationOutbox } from '../revocation/revocation-outbox.service';
  */
 const REVOKED_SESSION_MARKER_MS = (ACCESS_TOKEN_TTL_SECONDS + 5 * 60) * 1000;
 const SESSION_ID = /^ses_[0-9a-f]{32}$/;
+
+export const TOKEN_TYPE_HINTS = ['refresh_token', 'access_token'] as const;
+export type TokenTypeHint = (typeof TOKEN_TYPE_HINTS)[number];
+
+/** An RFC 7009 revocation request. */
+export interface RevocationRequest {
+  token: string;
+  /** The client's guess; unknown values are ignored, as RFC 7009 section 2.1 allows. */
+  tokenTypeHint: TokenTypeHint | null;
+  client: ClientCredentials;
+}
+
+/**
+ * Reads an RFC 7009 revocation request: client authentication (required: 401 `invalid_client`
+ * with the Basic challenge otherwise), `token`, and an optional `token_type_hint`.
+ */
+export function parseRevocationRequest(body: unknown, authorization: string | undefined): RevocationRequest {
+  const params = asParams(body);
+  const client = requireClientCredentials(params, authorization);
+  const token = required(params, 'token');
+  const hint = param(params, 'token_type_hint');
+  return {
+    token,
+    tokenTypeHint: (TOKEN_TYPE_HINTS as readonly string[]).includes(hint ?? '') ? (hint as TokenTypeHint) : null,
+    client,
+  };
+}
 
 /** What a revocation did; the endpoint answers 200 either way (RFC 7009 section 2.2). */
 export type RevocationOutcome = 'revoked' | 'nothing_to_revoke';

@@ -32,6 +32,8 @@ interface Recorder {
   calls: Call[];
   scripts: Map<string, { numberOfKeys: number; lua: string }>;
   replies: Record<string, unknown>;
+  /** Commands that fail, with this error (alone or in a pipeline). */
+  failures: Record<string, Error>;
 }
 
 /** A Redis whose every command records its keys; an unknown command fails the spec (declare its keys above). */
@@ -39,6 +41,7 @@ function recordingRedis(): Recorder {
   const calls: Call[] = [];
   const scripts = new Map<string, { numberOfKeys: number; lua: string }>();
   const replies: Record<string, unknown> = {};
+  const failures: Record<string, Error> = {};
   let pipelines = 0;
   const record = (command: string, args: unknown[], pipeline?: number) => {
     const keys = scripts.get(command)?.numberOfKeys ?? PLAIN_COMMAND_KEYS[command];
@@ -79,7 +82,7 @@ function recordingRedis(): Recorder {
               ? async () => {
                   const id = ++pipelines;
                   for (const [command, args] of queued) record(command, args, id);
-                  return queued.map(([command]) => [null, replies[command] ?? null]);
+                  return queued.map(([command]) => [failures[command] ?? null, replies[command] ?? null]);
                 }
               : (...args: unknown[]) => {
                   queued.push([prop, args]);
@@ -95,11 +98,12 @@ function recordingRedis(): Recorder {
       if (typeof prop !== 'string' || prop in t) return t[prop as string];
       return async (...args: unknown[]) => {
         record(prop, args);
+        if (failures[prop]) throw failures[prop];
         return replies[prop] ?? null;
       };
     },
   }) as unknown as RedisClient;
-  return { redis, calls, scripts, replies };
+  return { redis, calls, scripts, replies, failures };
 }
 
 function config(prefix: string, waitReplicas = 0): AuthConfig {
@@ -122,8 +126,8 @@ async function driveSessionStore(store: SessionStore, recorder: Recorder, apiKey
   const hash = 'a'.repeat(64);
   const common = { organizationId: randomUUID(), clientId: 'ak_live_x', now: 1_000, eventId: randomUUID() };
   recorder.replies.authCreateSession = 1;
+  // Also writes the new token's pointer (rt:<hash>), as rotate does.
   await store.create({ ...common, apiKeyUuid, sessionId, refreshHash: hash, refreshExpiresAt: 2_000, scope: 'read:invoices', secretGeneration: 0 });
-  await store.putPointer(hash, pointer, 1_000);
   recorder.replies.get = `${apiKeyUuid} ${sessionId}`;
   await store.findPointer(hash);
   recorder.replies.hget = JSON.stringify({ sc: 'read:invoices' });
@@ -349,6 +353,49 @@ describe('SessionStore.scanPendingStep on a Redis Cluster', () => {
     await store.scanPendingStep(1);
     expect(masters[0].scan).toHaveBeenCalledTimes(4);
     expect(masters[0].scan.mock.calls.at(-1)?.[0]).toBe('0');
+  });
+});
+
+describe("the refresh-token pointer, written by the store with the script that names the token", () => {
+  const apiKeyUuid = randomUUID();
+  const sessionId = 'ses_0193000000007000800000000000000a';
+  const newHash = 'b'.repeat(64);
+  const created = (store: SessionStore) =>
+    store.create({ apiKeyUuid, sessionId, refreshHash: newHash, refreshExpiresAt: 31_000, scope: 'read:invoices', organizationId: randomUUID(), clientId: 'ak_live_x', now: 1_000, secretGeneration: 0 });
+  const rotated = (store: SessionStore) =>
+    store.rotate({ pointer: { apiKeyUuid, sessionId }, presentedHash: 'a'.repeat(64), newHash, newExpiresAt: 31_000, now: 1_000, eventId: randomUUID() });
+
+  for (const waitReplicas of [0, 1]) {
+    it(`sends SET rt:<hash> NX (key and session, expiring with the token) and the script in the same tick, the pointer first (REDIS_WAIT_REPLICAS=${waitReplicas})`, async () => {
+      for (const [script, write] of [
+        ['authCreateSession', created],
+        ['authRotateSession', rotated],
+      ] as const) {
+        const recorder = recordingRedis();
+        recorder.replies.authCreateSession = 1;
+        recorder.replies.authRotateSession = ['rotated', 'read:invoices', randomUUID(), 'ak_live_x'];
+        recorder.replies.wait = 1;
+        const store = new SessionStore(recorder.redis, config('auth:', waitReplicas));
+        const pending = write(store);
+        // Both sent before anything is awaited: one round trip, as when the caller sent them.
+        const writes = recorder.calls.filter((c) => c.command !== 'wait');
+        expect(writes.map((c) => c.command)).toEqual(['set', script]);
+        expect(writes[0]).toMatchObject({ keys: [`auth:rt:${newHash}`], args: [`${apiKeyUuid} ${sessionId}`, 'PX', 30_000, 'NX'] });
+        // Each its own write (with its own WAIT): the pointer's slot is not the session's.
+        if (waitReplicas > 0) expect(writes[0].pipeline).not.toBe(writes[1].pipeline);
+        await pending;
+      }
+    });
+  }
+
+  it('answers only once both are recorded: a failed pointer write fails the session write it came with', async () => {
+    for (const write of [created, rotated]) {
+      const recorder = recordingRedis();
+      recorder.replies.authCreateSession = 1;
+      recorder.replies.authRotateSession = ['rotated', 'read:invoices', randomUUID(), 'ak_live_x'];
+      recorder.failures.set = new Error('Connection is closed.');
+      await expect(write(new SessionStore(recorder.redis, config('auth:')))).rejects.toThrow('Connection is closed.');
+    }
   });
 });
 

@@ -80,7 +80,9 @@ export interface SessionPointer {
 
 /**
  * Refresh-token families ("sessions") in Redis. Only hashes of refresh tokens are stored. Each
- * token also has a pointer `rt:<hash>` (hash → key and session) so a refresh can find its family.
+ * token also has a pointer `rt:<hash>` (hash → key and session) so a refresh can find its family;
+ * the store writes it itself, with the session script that names the token ({@link create},
+ * {@link rotate}), so that no caller can record one without the other.
  */
 @Injectable()
 export class SessionStore {
@@ -171,10 +173,18 @@ export class SessionStore {
     }
   }
 
-  /** Records the pointer of a newly minted refresh token. It must exist before the token is handed out. */
-  async putPointer(refreshHash: string, pointer: SessionPointer, ttlMs: number): Promise<void> {
-    const key = this.pointerKey(refreshHash);
-    await this.write((c) => c.set(key, `${pointer.apiKeyUuid} ${pointer.sessionId}`, 'PX', ttlMs, 'NX'));
+  /**
+   * Records a new refresh token: its pointer (`SET rt:<hash> NX`, untagged, so in a slot of its own)
+   * and the session script that names its hash, the pointer first. The two cannot share a MULTI or a
+   * script on a cluster (different slots), so they are two writes, each with its own WAIT, sent in
+   * the same tick (one round trip: ioredis pipelines them) and both awaited: the token may be handed
+   * out only once the store knows it. A pointer whose script refused (a revoked key, a spent token)
+   * or failed points at a session that never names its hash, so it never validates, and it expires
+   * with the token it was minted for.
+   */
+  private recordRefreshToken<T>(refreshHash: string, owner: SessionPointer, ttlMs: number, script: Write<T>): Promise<[unknown, T]> {
+    const pointer = this.pointerKey(refreshHash);
+    return Promise.all([this.write((c) => c.set(pointer, `${owner.apiKeyUuid} ${owner.sessionId}`, 'PX', ttlMs, 'NX')), this.write(script)]);
   }
 
   async findPointer(refreshHash: string): Promise<SessionPointer | null> {
@@ -195,8 +205,9 @@ export class SessionStore {
   }
 
   /**
-   * Starts a session. False when the key was revoked meanwhile. Past AUTH_MAX_SESSIONS_PER_KEY live
-   * sessions, the one whose refresh token expires first is evicted in the same step.
+   * Starts a session with its first refresh token (`refreshHash`, and its pointer, expiring with it).
+   * False when the key was revoked meanwhile. Past AUTH_MAX_SESSIONS_PER_KEY live sessions, the one
+   * whose refresh token expires first is evicted in the same step.
    */
   async create(
     input: SessionOwner & {
@@ -211,18 +222,19 @@ export class SessionStore {
   ): Promise<boolean> {
     const sess = this.sessKey(input.apiKeyUuid);
     const sexp = this.expiriesKey(input.apiKeyUuid);
-    const created = await this.write<number>((c) =>
+    const ttlMs = input.refreshExpiresAt - input.now;
+    const [, created] = await this.recordRefreshToken<number>(input.refreshHash, input, ttlMs, (c) =>
       c.authCreateSession(
         sess,
         sexp,
         input.sessionId,
-      input.refreshHash,
-      String(input.refreshExpiresAt),
-      input.scope,
-      input.organizationId,
-      input.clientId,
-      String(input.now),
-      String(input.refreshExpiresAt - input.now),
+        input.refreshHash,
+        String(input.refreshExpiresAt),
+        input.scope,
+        input.organizationId,
+        input.clientId,
+        String(input.now),
+        String(ttlMs),
         this.maxSessionsPerKey,
         String(input.secretGeneration),
       ),
@@ -240,6 +252,11 @@ export class SessionStore {
     await this.write((c) => c.authSetSecretFloor(sess, String(generation), String(SECRET_FLOOR_TTL_MS)));
   }
 
+  /**
+   * Spends `presentedHash` and records `newHash` (and its pointer, to the same session) in one step,
+   * or finds a reuse (every session of the key revoked, the revocation pending) or a refusal. The
+   * rotation script is atomic: of N concurrent rotations of one token exactly one wins.
+   */
   async rotate(input: {
     pointer: SessionPointer;
     presentedHash: string;
@@ -262,7 +279,9 @@ export class SessionStore {
       input.eventId,
       input.actor ? JSON.stringify(input.actor) : '',
     ];
-    const [kind, ...rest] = await this.write<string[]>((c) => c.authRotateSession(...keys, ...args));
+    const [, [kind, ...rest]] = await this.recordRefreshToken<string[]>(input.newHash, input.pointer, input.newExpiresAt - input.now, (c) =>
+      c.authRotateSession(...keys, ...args),
+    );
     switch (kind) {
       case 'rotated':
         return { kind, scope: rest[0], organizationId: rest[1], clientId: rest[2] };

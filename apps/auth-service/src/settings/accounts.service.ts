@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { newId, parsePublicId, toPublicId } from '@invoicing/contracts';
-import { ProblemException } from '@invoicing/service-kit';
+import { PlatformError, ProblemException } from '@invoicing/service-kit';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { AUTH_CONFIG, AuthConfig, derivedSecrets } from '../config/config';
-import { ApiKeysService, InvalidApiKeyInput } from '../keys/api-keys.service';
+import { ApiKeysService } from '../keys/api-keys.service';
 import { AuditLog } from '../audit/audit-log';
 import { REDIS } from '../sessions/session-store';
 import type { RedisClient } from '../sessions/redis-connection';
@@ -58,7 +58,7 @@ export class AccountsService {
     try {
       return await this.createAccount(request, email, address);
     } catch (e) {
-      refused = e instanceof ProblemException && e.status === 409;
+      refused = e instanceof PlatformError && e.status === 409;
       throw e;
     } finally {
       await this.throttle.settle(perAddress, !refused);
@@ -86,7 +86,7 @@ export class AccountsService {
         return { org, user };
       });
     } catch (e) {
-      if (e instanceof InvalidApiKeyInput) throw ProblemException.validation([{ field: e.field, code: e.code, message: e.message }]);
+      // An organization name at fault is the key service's InvalidApiKeyInput: a 422 as it is.
       if (e instanceof QueryFailedError && (e as QueryFailedError & { constraint?: string }).constraint === 'users_email_unique') {
         throw new ProblemException(409, 'An account with this email already exists.', [
           { field: 'email', code: 'duplicate', message: 'is already registered' },

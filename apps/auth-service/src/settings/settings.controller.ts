@@ -1,4 +1,4 @@
-import { Controller, Get, Header, HttpCode, Param, Patch, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Param, Patch, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { RESOURCES, SCOPE_ACTIONS } from '@invoicing/contracts';
 import { compileBody } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -9,7 +9,6 @@ import { ApiKeysService, ApiKeyView } from '../keys/api-keys.service';
 import { ApiKeyRevocationService } from '../revocation/api-key-revocation.service';
 import { KeyRollService, RolledApiKey } from '../lifecycle/key-roll.service';
 import { KeyUpdateService } from '../lifecycle/key-update.service';
-import { ApiKeyErrorsFilter } from './api-key-errors.filter';
 
 const validateCreate = compileBody<CreateApiKeyRequest>(CREATE_API_KEY_SCHEMA);
 const validateRoll = compileBody<RollApiKeyRequest>(ROLL_API_KEY_SCHEMA);
@@ -21,7 +20,6 @@ type CreatedApiKey = Pick<ApiKeyView, 'object' | 'id' | 'name' | 'client_id' | '
 /** Settings, then API: the organization's keys (docs/api.md section 9). Every call is scoped to the user's organization. */
 @Controller('api/v1/settings')
 @UseGuards(DashboardSessionGuard)
-@UseFilters(ApiKeyErrorsFilter)
 export class SettingsController {
   constructor(
     private readonly apiKeys: ApiKeysService,

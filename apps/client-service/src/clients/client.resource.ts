@@ -1,13 +1,9 @@
-import { CREATE_CLIENT_SCHEMA, CreateClientRequest, toPublicId } from '@invoicing/contracts';
-import type { ResourceDefinition } from '@invoicing/resource-api';
+import { CreateClientRequest, toPublicId } from '@invoicing/contracts';
+import { defineResource } from '@invoicing/resource-api';
 import { ClientEntity } from './client.entity';
 
-export const CLIENT_RESOURCE: ResourceDefinition<ClientEntity, CreateClientRequest> = {
-  resource: 'clients',
-  kind: 'client',
-  idPrefix: 'cli',
+export const CLIENT_RESOURCE = defineResource<ClientEntity, CreateClientRequest>('clients', {
   entity: ClientEntity,
-  createSchema: CREATE_CLIENT_SCHEMA,
 
   async build({ input }) {
     return Object.assign(new ClientEntity(), {
@@ -40,4 +36,4 @@ export const CLIENT_RESOURCE: ResourceDefinition<ClientEntity, CreateClientReque
       : null,
     currency: c.currency,
   }),
-};
+});

@@ -1,13 +1,9 @@
-import { CREATE_EXPENSE_SCHEMA, CreateExpenseRequest, toPublicId } from '@invoicing/contracts';
-import type { ResourceDefinition } from '@invoicing/resource-api';
+import { CreateExpenseRequest, toPublicId } from '@invoicing/contracts';
+import { defineResource } from '@invoicing/resource-api';
 import { ExpenseEntity } from './expense.entity';
 
-export const EXPENSE_RESOURCE: ResourceDefinition<ExpenseEntity, CreateExpenseRequest> = {
-  resource: 'expenses',
-  kind: 'expense',
-  idPrefix: 'exp',
+export const EXPENSE_RESOURCE = defineResource<ExpenseEntity, CreateExpenseRequest>('expenses', {
   entity: ExpenseEntity,
-  createSchema: CREATE_EXPENSE_SCHEMA,
 
   async build({ input }) {
     return Object.assign(new ExpenseEntity(), {
@@ -31,4 +27,4 @@ export const EXPENSE_RESOURCE: ResourceDefinition<ExpenseEntity, CreateExpenseRe
     vendor: e.vendor,
     incurred_on: e.incurredOn,
   }),
-};
+});

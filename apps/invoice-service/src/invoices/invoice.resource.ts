@@ -1,12 +1,11 @@
 import {
-  CREATE_INVOICE_SCHEMA,
   CreateInvoiceRequest,
   DOMAIN_EVENT_TYPES,
   DomainEvent,
   INVOICE_STATUSES,
   parsePublicId,
 } from '@invoicing/contracts';
-import { ResourceDefinition } from '@invoicing/resource-api';
+import { defineResource } from '@invoicing/resource-api';
 import { FieldErrors } from '@invoicing/service-kit';
 import { ProblemException } from '@invoicing/service-kit';
 import type { EntityManager } from 'typeorm';
@@ -42,13 +41,8 @@ async function applyPayment(event: DomainEvent, organizationId: string, tx: Enti
   ]);
 }
 
-export const INVOICE_RESOURCE: ResourceDefinition<InvoiceEntity, CreateInvoiceRequest> = {
-  resource: 'invoices',
-  kind: 'invoice',
-  idPrefix: 'inv',
+export const INVOICE_RESOURCE = defineResource<InvoiceEntity, CreateInvoiceRequest>('invoices', {
   entity: InvoiceEntity,
-  createSchema: CREATE_INVOICE_SCHEMA,
-  references: ['client', 'product'],
   filters: {
     client_id: { column: 'client_id', parse: (v) => parsePublicId('cli', v) },
     status: { column: 'status', parse: (v) => ((INVOICE_STATUSES as readonly string[]).includes(v) ? v : null) },
@@ -105,4 +99,4 @@ export const INVOICE_RESOURCE: ResourceDefinition<InvoiceEntity, CreateInvoiceRe
   },
 
   view: invoiceView,
-};
+});

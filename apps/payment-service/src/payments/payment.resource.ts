@@ -1,5 +1,5 @@
-import { CREATE_PAYMENT_SCHEMA, CreatePaymentRequest, parsePublicId, toPublicId } from '@invoicing/contracts';
-import { ResourceDefinition } from '@invoicing/resource-api';
+import { CreatePaymentRequest, parsePublicId, toPublicId } from '@invoicing/contracts';
+import { defineResource } from '@invoicing/resource-api';
 import { FieldErrors } from '@invoicing/service-kit';
 import { PaymentEntity } from './payment.entity';
 
@@ -7,13 +7,8 @@ import { PaymentEntity } from './payment.entity';
  * A payment of an invoice of the organization, in the invoice's currency. Overpayment is accepted;
  * the invoice service applies the payment when it receives its domain event (within a second).
  */
-export const PAYMENT_RESOURCE: ResourceDefinition<PaymentEntity, CreatePaymentRequest> = {
-  resource: 'payments',
-  kind: 'payment',
-  idPrefix: 'pay',
+export const PAYMENT_RESOURCE = defineResource<PaymentEntity, CreatePaymentRequest>('payments', {
   entity: PaymentEntity,
-  createSchema: CREATE_PAYMENT_SCHEMA,
-  references: ['invoice'],
   filters: { invoice_id: { column: 'invoice_id', parse: (v) => parsePublicId('inv', v) } },
 
   async build({ input, now, references }) {
@@ -44,4 +39,4 @@ export const PAYMENT_RESOURCE: ResourceDefinition<PaymentEntity, CreatePaymentRe
     paid_at: p.paidAt.toISOString(),
     reference: p.reference,
   }),
-};
+});

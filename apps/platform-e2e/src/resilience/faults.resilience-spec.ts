@@ -5,7 +5,7 @@
  * killed with -9 or restarted, and loopback TCP proxies that slow or cut a service's connection to
  * Redis or Postgres. Every figure is printed and appended to tmp/resilience/figures.jsonl.
  */
-import { AUDIT_TOPIC, parsePublicId, REVOCATIONS_TOPIC, validateAuditEvent } from '@invoicing/contracts';
+import { ALL_SCOPES, AUDIT_TOPIC, parsePublicId, Resource, RESOURCE_MANIFEST, RESOURCES, REVOCATIONS_TOPIC, serviceOfResource, validateAuditEvent } from '@invoicing/contracts';
 import { startTcpProxy, TcpProxy } from '@invoicing/resource-api/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
@@ -14,28 +14,21 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { kafka, ROOT, runCommand, ServiceName, ServiceProcess, sleep, startService } from '../support/processes';
 import { loopbackUrls } from '../support/platform';
+import { platformPorts } from '../support/ports';
 import { DashboardSession } from './support/dashboard-session';
 import { figure } from './support/figures';
 import { readTopicSince } from './support/topic';
 import { RawAnswer, send } from './support/raw-http';
 
-const PORTS = {
-  'auth-service': 4301,
-  'invoice-service': 4302,
-  'client-service': 4303,
-  'payment-service': 4304,
-  'product-service': 4305,
-  'expense-service': 4306,
-  gateway: 4309,
-} as const;
+/** The auth service and every resource service from 4301, the gateway on 4309. */
+const PORTS = platformPorts({ first: 4301, gateway: 4309 });
 /** A second invoice-service instance with the shortest staleness bound, for item 3. */
 const STRICT_INVOICE_PORT = 4310;
 const STRICT_BOUND_MS = 5000;
 const REDIS_PORT = 6391;
 const BASE = `http://127.0.0.1:${PORTS.gateway}`;
 const DIRECT = (service: keyof typeof PORTS) => `http://127.0.0.1:${PORTS[service]}`;
-const RESOURCES = ['invoices', 'clients', 'payments', 'products', 'expenses'] as const;
-const RESOURCE_SERVICES = ['invoice-service', 'client-service', 'payment-service', 'product-service', 'expense-service'] as const;
+const RESOURCE_SERVICES = RESOURCES.map(serviceOfResource);
 const DB = 'postgres://postgres@127.0.0.1:5432/invoicing';
 
 type Json = Record<string, unknown>;
@@ -100,7 +93,7 @@ interface Key {
   client_secret: string;
 }
 async function newKey(name = 'faults'): Promise<Key> {
-  const r = await json('POST', `${DIRECT('auth-service')}/api/v1/settings/api-keys`, { name, scopes: RESOURCES.flatMap((x) => [`read:${x}`, `write:${x}`]) }, dashboard());
+  const r = await json('POST', `${DIRECT('auth-service')}/api/v1/settings/api-keys`, { name, scopes: ALL_SCOPES }, dashboard());
   if (r.status !== 201) throw new Error(`create key: ${r.status} ${r.text}`);
   return r.json as unknown as Key;
 }
@@ -180,7 +173,7 @@ afterAll(async () => {
   await db?.end();
 });
 
-describe('faults', () => {
+describe('faults (items 1-5 and 9 of docs/resilience.md)', () => {
   it('item 1: 100 races of 20 concurrent refreshes of one token (half /refresh, half the token endpoint): one winner each, every loser reuse', async () => {
     const key = await newKey('races');
     let oneWinner = 0;
@@ -395,7 +388,7 @@ describe('faults', () => {
     // Every resource service (and the strict instance) refuses all 70 keys' access tokens.
     const tokens = [...reusePairs, ...revokePairs].map((p) => p.access_token);
     const bases = [...RESOURCE_SERVICES.map((s) => DIRECT(s)), strictUrl];
-    const paths = ['invoices', 'clients', 'payments', 'products', 'expenses', 'invoices'];
+    const paths = [...RESOURCES, 'invoices'];
     let lastStatuses: string[] = [];
     const refusedIn = await until(
       'every service refuses the revoked tokens',
@@ -411,7 +404,7 @@ describe('faults', () => {
     ).catch((e: Error) => {
       throw new Error(`${e.message}; still not 401: ${lastStatuses.slice(0, 20).join(', ')} (${lastStatuses.length} in all)`);
     });
-    figure('2', 'all 70 keys refused by all 6 resource instances', `${refusedIn} ms after the events were read`, { checks: tokens.length * bases.length });
+    figure('2', `all 70 keys refused by all ${bases.length} resource instances`, `${refusedIn} ms after the events were read`, { checks: tokens.length * bases.length });
   }, 300000);
 
   it('item 4: kill -9 under writes loses no committed write; a restarted service refuses, on its first request, a token revoked while it was down', async () => {
@@ -459,9 +452,12 @@ describe('faults', () => {
     const pairs = await Promise.all(keys.map(pairOf));
     const seed = await json('POST', `${BASE}/api/v1/clients`, { name: 'Seed' }, bearer(pairs[0].access_token));
     const seedId = String(seed.json?.id);
-    const tables = { expenses: 'expenses.expenses', clients: 'clients.clients', products: 'products.products' } as const;
+    // Written: every resource whose objects reference no other object (each create stands alone).
+    const writable = RESOURCES.filter((r) => RESOURCE_MANIFEST[r].references.length === 0);
+    // Each service's schema and table are named by its resource (`clients.clients`).
+    const tables = Object.fromEntries(writable.map((r) => [r, `${r}.${r}`]));
     const before = Object.fromEntries(await Promise.all(Object.entries(tables).map(async ([k, t]) => [k, await rowsOf(t)])));
-    const written: Record<string, number> = { expenses: 0, clients: 0, products: 0 };
+    const written: Record<string, number> = Object.fromEntries(writable.map((r) => [r, 0]));
     const fiveXx: Array<{ at: number; what: string; status: number; staleView: boolean }> = [];
     const counts: Record<string, number> = {};
     const t0 = Date.now();
@@ -512,19 +508,13 @@ describe('faults', () => {
       }),
       loop(25, async (i) => {
         // Lists of every resource, and every tenth read a get of one client.
-        const r = i % 10 === 9 ? 'clients' : RESOURCES[i % 5];
+        const r = i % 10 === 9 ? 'clients' : RESOURCES[i % RESOURCES.length];
         const path = i % 10 === 9 ? `/api/v1/clients/${seedId}` : `/api/v1/${r}?limit=20`;
         record(`read ${r}`, await json('GET', `${BASE}${path}`, undefined, bearer(current[i % 4].access_token)));
       }),
       loop(50, async (i) => {
-        const kind = (['expenses', 'clients', 'products'] as const)[i % 3];
-        const body =
-          kind === 'expenses'
-            ? { description: `Load ${i}`, amount: 100 + i, currency: 'EUR', incurred_on: '2026-11-20' }
-            : kind === 'clients'
-              ? { name: `Load ${i}` }
-              : { name: `Load ${i}`, unit_price: 100, currency: 'EUR' };
-        const a = await json('POST', `${BASE}/api/v1/${kind}`, body, bearer(current[i % 4].access_token));
+        const kind = writable[i % writable.length];
+        const a = await json('POST', `${BASE}/api/v1/${kind}`, minimalCreate(kind, `Load ${i}`), bearer(current[i % 4].access_token));
         record(`write ${kind}`, a);
         if (a.status === 201) written[kind] += 1;
       }),
@@ -590,6 +580,17 @@ describe('faults', () => {
     }
   }, 400000);
 });
+
+/**
+ * The smallest body a create of `resource` takes: the required fields of the manifest's sample
+ * (which validates), the field it shows set to `label` (a name or a description).
+ */
+function minimalCreate(resource: Resource, label: string): Json {
+  const { createSchema, sample } = RESOURCE_MANIFEST[resource];
+  const required: readonly string[] = 'required' in createSchema ? createSchema.required : [];
+  const body: Json = Object.fromEntries(Object.entries(sample.create).filter(([field]) => required.includes(field)));
+  return typeof body[sample.shown] === 'string' ? { ...body, [sample.shown]: label } : body;
+}
 
 /** Collects, from `sinceMs`, the audit records (`<type> <api key id>`) of the keys of `wanted` on the audit stream, each a valid event. */
 function readAuditRecords(wanted: Set<string>, sinceMs: number, waitMs: number): ReturnType<typeof readTopicSince> {

@@ -1,31 +1,24 @@
 /**
  * Item 7 of docs/resilience.md: a hostile client against every write endpoint, the token, refresh
  * and revoke endpoints and the settings endpoints, through the gateway. Each case must get a 4xx in
- * the contract's format (problem+json; RFC 6749 JSON on /api/v1/auth/*), a 422 naming the field when a
+ * the format of docs/api.md (sections 4 and 8) (problem+json; RFC 6749 JSON on /api/v1/auth/*), a 422 naming the field when a
  * field was the problem, and no row from a refused request. Runs against RESILIENCE_BASE_URL when
  * set (an already running stack), otherwise starts the built services itself.
  */
-import { parsePublicId } from '@invoicing/contracts';
+import { ALL_SCOPES, parsePublicId } from '@invoicing/contracts';
 import { Client } from 'pg';
 import { runCommand, ServiceProcess, sleep, startService } from '../support/processes';
 import { loopbackUrls } from '../support/platform';
+import { API_SERVICES, platformPorts } from '../support/ports';
 import { DashboardSession } from './support/dashboard-session';
 import { figure } from './support/figures';
 import { RawAnswer, send, sendSlowly } from './support/raw-http';
 
-const PORTS = {
-  'auth-service': 4621,
-  'invoice-service': 4622,
-  'client-service': 4623,
-  'payment-service': 4624,
-  'product-service': 4625,
-  'expense-service': 4626,
-  gateway: 4629,
-} as const;
+/** The auth service and every resource service from 4621, the gateway on 4629. */
+const PORTS = platformPorts({ first: 4621, gateway: 4629 });
 const URLS = loopbackUrls(PORTS);
 const BASE = process.env.RESILIENCE_BASE_URL ?? `http://127.0.0.1:${PORTS.gateway}`;
 const DATABASE_URL = process.env.RESILIENCE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/invoicing';
-const RESOURCES = ['invoices', 'clients', 'payments', 'products', 'expenses'] as const;
 const processes: ServiceProcess[] = [];
 
 type Json = Record<string, unknown>;
@@ -295,7 +288,7 @@ async function countRows(db: Client, tables: string[]): Promise<Record<string, n
 
 beforeAll(async () => {
   if (!process.env.RESILIENCE_BASE_URL) {
-    for (const service of ['auth-service', 'invoice-service', 'client-service', 'payment-service', 'product-service', 'expense-service'] as const) {
+    for (const service of API_SERVICES) {
       await runCommand(service, ['migrate']);
     }
     for (const [name, port] of Object.entries(PORTS)) {
@@ -314,7 +307,7 @@ beforeAll(async () => {
   const created = await json(
     'POST',
     '/api/v1/settings/api-keys',
-    { name: 'hostile', scopes: RESOURCES.flatMap((r) => [`read:${r}`, `write:${r}`]) },
+    { name: 'hostile', scopes: ALL_SCOPES },
     dashboard(),
   );
   expect(created.status).toBe(201);
@@ -432,8 +425,8 @@ function targets(): Target[] {
   ];
 }
 
-describe('hostile input', () => {
-  it('answers every hostile request with a 4xx in the contract format, naming the field, and writes nothing for a refusal', async () => {
+describe('hostile input (items 7 and 7b of docs/resilience.md)', () => {
+  it('answers every hostile request with a 4xx in the documented format (docs/api.md), naming the field, and writes nothing for a refusal', async () => {
     const db = new Client({ connectionString: DATABASE_URL });
     await db.connect();
     const all = targets();

@@ -6,7 +6,7 @@
  * write (REDIS_WAIT_REPLICAS=1, ADR 0030), two instances of the auth service and of every resource
  * service behind the nginx gateway. Every figure is printed and appended to tmp/resilience/figures.jsonl.
  */
-import { parsePublicId, REVOCATIONS_TOPIC } from '@invoicing/contracts';
+import { ALL_SCOPES, parsePublicId, Resource, RESOURCES, ResourceServiceName, REVOCATIONS_TOPIC, serviceOfResource } from '@invoicing/contracts';
 import { LocalGatewayOptions, prepareNginx, spawnNginx } from '@invoicing/gateway';
 import Redis from 'ioredis';
 import { ChildProcess, execFile } from 'node:child_process';
@@ -15,6 +15,7 @@ import { createWriteStream } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ApiService, platformPorts } from '../support/ports';
 import { ROOT, RUN_ENV, runCommand, ServiceName, ServiceProcess, sleep, startService } from '../support/processes';
 import { DashboardSession } from './support/dashboard-session';
 import { figure } from './support/figures';
@@ -25,26 +26,15 @@ const run = promisify(execFile);
 
 const KAFKA_BROKERS = ['127.0.0.1:19092', '127.0.0.1:19093', '127.0.0.1:19094'];
 const REDIS_URL = 'redis-cluster://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003';
-const RESOURCE_SERVICES = ['invoice-service', 'client-service', 'payment-service', 'product-service', 'expense-service'] as const;
-type ResourceService = (typeof RESOURCE_SERVICES)[number];
-type App = 'auth-service' | ResourceService;
-const PATH_OF: Record<ResourceService, string> = {
-  'invoice-service': 'invoices',
-  'client-service': 'clients',
-  'payment-service': 'payments',
-  'product-service': 'products',
-  'expense-service': 'expenses',
-};
-/** Instance 1 of each app; instance 2 listens 10 ports higher. */
-const PORT_OF: Record<App, number> = {
-  'auth-service': 4401,
-  'invoice-service': 4402,
-  'client-service': 4403,
-  'payment-service': 4404,
-  'product-service': 4405,
-  'expense-service': 4406,
-};
-const GATEWAY_PORT = 4409;
+const RESOURCE_SERVICES = RESOURCES.map(serviceOfResource);
+type App = ApiService;
+/** The resource each resource service serves (its path under /api/v1). */
+const PATH_OF = Object.fromEntries(RESOURCES.map((r) => [serviceOfResource(r), r])) as Record<ResourceServiceName, Resource>;
+/**
+ * Instance 1 of each app (the auth service and every resource service, from 4401); instance 2
+ * listens 10 ports higher. The gateway is on 4409.
+ */
+const { gateway: GATEWAY_PORT, ...PORT_OF } = platformPorts({ first: 4401, gateway: 4409 });
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
 /** A third invoice-service instance with the shortest staleness bound, beside the gateway. */
 const STRICT_PORT = 4420;
@@ -54,7 +44,6 @@ const DEFAULT_BOUND_MS = 30000;
 const UNWAITING_AUTH_PORT = 4421;
 /** Item 14 shortens the access tokens' lifetime, so that the old signing key can be retired within the trial. */
 const SHORT_LIFETIME_S = 20;
-const RESOURCES = Object.values(PATH_OF);
 
 type Json = Record<string, unknown>;
 
@@ -138,12 +127,7 @@ function gatewayOptions(): LocalGatewayOptions {
   const both = (app: App) => [PORT_OF[app], PORT_OF[app] + 10].filter((port) => !outOfGateway.has(port)).map((port) => `127.0.0.1:${port}`);
   return {
     upstreams: {
-      'auth-service': both('auth-service'),
-      'invoice-service': both('invoice-service'),
-      'client-service': both('client-service'),
-      'payment-service': both('payment-service'),
-      'product-service': both('product-service'),
-      'expense-service': both('expense-service'),
+      ...(Object.fromEntries((Object.keys(PORT_OF) as App[]).map((app) => [app, both(app)])) as Record<App, string[]>),
       'settings-web': '127.0.0.1:1',
     },
     listen: `127.0.0.1:${GATEWAY_PORT}`,
@@ -234,7 +218,7 @@ interface Key {
   client_secret: string;
 }
 async function newKey(name: string): Promise<Key> {
-  const r = await json('POST', `${auth(1)}/api/v1/settings/api-keys`, { name, scopes: RESOURCES.flatMap((x) => [`read:${x}`, `write:${x}`]) }, session.headers());
+  const r = await json('POST', `${auth(1)}/api/v1/settings/api-keys`, { name, scopes: ALL_SCOPES }, session.headers());
   if (r.status !== 201) throw new Error(`create key: ${r.status} ${r.text}`);
   return r.json as unknown as Key;
 }
@@ -402,7 +386,7 @@ afterAll(async () => {
   await redisCluster('rebalance-roles').catch(() => undefined);
 }, 180000);
 
-describe('replicated', () => {
+describe('replicated (items 10-14 of docs/resilience.md)', () => {
   it('item 10: two auth instances: a key revoked or rolled on one is refused by the other at once; the failed-auth throttle counts across both', async () => {
     const rounds = 10;
     let revokedRefused = 0;

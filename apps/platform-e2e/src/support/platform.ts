@@ -1,6 +1,7 @@
 import { ServiceName as PlatformService, serviceUrlVariable } from '@invoicing/contracts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { API_SERVICES } from './ports';
 import { kafka, runCommand, ServiceName, ServiceProcess, startService } from './processes';
 
 const run = promisify(execFile);
@@ -66,8 +67,8 @@ export interface Platform {
   stop(): Promise<void>;
 }
 
-/** The services whose `migrate` command creates their schema. */
-const WITH_MIGRATIONS: readonly ServiceName[] = ['auth-service', 'invoice-service', 'client-service', 'payment-service', 'product-service', 'expense-service'];
+/** The services whose `migrate` command creates their schema: the auth service and every resource service. */
+const WITH_MIGRATIONS: readonly ServiceName[] = API_SERVICES;
 
 /**
  * The platform for one spec: the services of `ports` (or only those in `start`) as processes, each
@@ -91,9 +92,12 @@ export async function startPlatform(options: {
   await kafka('start');
   for (const name of names) if (name !== 'gateway' && WITH_MIGRATIONS.includes(name)) await runCommand(name, ['migrate']);
   const env = { ...loopbackUrls(options.ports), ...options.env };
-  const processes: ServiceProcess[] = names.map((name) => startService(name, options.ports[name] as number, `${name}-${options.label}`, env));
+  const processes: ServiceProcess[] = [];
   const stop = () => Promise.all(processes.map((p) => p.stop())).then(() => undefined);
   try {
+    // One by one, so that a process that cannot start (nginx missing) stops those started before it:
+    // left running, they would answer the next spec's requests on the same ports.
+    for (const name of names) processes.push(startService(name, options.ports[name] as number, `${name}-${options.label}`, env));
     await Promise.all(processes.map((p) => p.waitReady(90000)));
   } catch (error) {
     await stop();

@@ -5,23 +5,15 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { ALL_SERVICES } from './ports';
 
 export const ROOT = resolve(__dirname, '../../../..');
 const LOGS = join(ROOT, 'tmp', 'e2e-logs');
 const run = promisify(execFile);
 
-const APPS = [
-  'auth-service',
-  'invoice-service',
-  'client-service',
-  'payment-service',
-  'product-service',
-  'expense-service',
-  'settings-web',
-] as const;
-/** The platform's processes: the apps, and the gateway (nginx with the rendered configuration). */
-export type ServiceName = (typeof APPS)[number] | 'gateway';
-const MAINS = Object.fromEntries(APPS.map((app) => [app, join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`)])) as Record<
+/** The platform's processes: its apps (SERVICES), and the gateway (nginx with the rendered configuration). */
+export type ServiceName = PlatformService | 'gateway';
+const MAINS = Object.fromEntries(ALL_SERVICES.map((app) => [app, join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`)])) as Record<
   Exclude<ServiceName, 'gateway'>,
   string
 >;

@@ -1,13 +1,9 @@
-import { CREATE_PRODUCT_SCHEMA, CreateProductRequest, toPublicId } from '@invoicing/contracts';
-import type { ResourceDefinition } from '@invoicing/resource-api';
+import { CreateProductRequest, toPublicId } from '@invoicing/contracts';
+import { defineResource } from '@invoicing/resource-api';
 import { ProductEntity } from './product.entity';
 
-export const PRODUCT_RESOURCE: ResourceDefinition<ProductEntity, CreateProductRequest> = {
-  resource: 'products',
-  kind: 'product',
-  idPrefix: 'prd',
+export const PRODUCT_RESOURCE = defineResource<ProductEntity, CreateProductRequest>('products', {
   entity: ProductEntity,
-  createSchema: CREATE_PRODUCT_SCHEMA,
   conflicts: {
     products_sku_unique: {
       detail: 'A product with this SKU already exists.',
@@ -37,4 +33,4 @@ export const PRODUCT_RESOURCE: ResourceDefinition<ProductEntity, CreateProductRe
     currency: p.currency,
     tax_rate_bps: p.taxRateBps,
   }),
-};
+});

@@ -1,7 +1,7 @@
 import { Controller, Get, Module, UseGuards } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
 import { API_KEY_ALLOWED_IPS_CHANGED_V1, newId } from '@invoicing/contracts';
-import { createKafka } from '@invoicing/event-bus';
+import { connectEventTransport, EventBusModule } from '@invoicing/event-bus';
 import { createServiceApp, PROBLEM_TYPE_BASE, ServiceApp } from '@invoicing/service-kit';
 import { createSigner } from 'fast-jwt';
 import { randomBytes } from 'node:crypto';
@@ -13,9 +13,6 @@ import { AccessTokenGuard } from './access-token.guard';
 import { ACCESS_TOKEN_STRATEGY, ADDRESS_NOT_ALLOWED_DETAIL, REVOCATIONS_UNAVAILABLE_DETAIL } from './access-token.strategy';
 import { Caller, CallerIdentity } from './caller';
 import { Scopes, ServiceToService } from './scopes.decorator';
-
-// The revocation feed builds its Kafka client itself; hand it the fake one instead.
-jest.mock('@invoicing/event-bus', () => ({ ...jest.requireActual('@invoicing/event-bus'), createKafka: jest.fn() }));
 
 const key = randomBytes(32);
 const issuer = 'https://api.example';
@@ -64,11 +61,15 @@ class InvoicesController {
   }
 }
 
+let kafka: FakeKafka;
+
 @Module({
   imports: [
+    // The revocation feed's transport, over the fake broker.
+    EventBusModule.forRoot({ brokers: ['kafka:9092'], createKafka: () => kafka.kafka }),
     AuthGuardModule.forRoot({
       verification: { keys: new Map([['k1', key]]), issuer, audience },
-      revocations: { brokers: ['kafka:9092'], service: 'test-service', maxStalenessMs: 30_000 },
+      revocations: { service: 'test-service', maxStalenessMs: 30_000 },
     }),
   ],
   controllers: [InvoicesController],
@@ -76,7 +77,6 @@ class InvoicesController {
 class TestModule {}
 
 describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () => {
-  let kafka: FakeKafka;
   let service: ServiceApp;
   let clock: number;
 
@@ -87,9 +87,10 @@ describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () =
     clock = Date.now();
     jest.spyOn(Date, 'now').mockImplementation(() => clock);
     kafka = fakeKafka();
-    jest.mocked(createKafka).mockReturnValue(kafka.kafka);
     service = await createServiceApp(TestModule, { service: 'test-service', logLevel: 'silent' });
+    connectEventTransport(service.app);
     await service.app.init();
+    await service.app.startAllMicroservices();
     await service.fastify.ready();
     await settle();
     expect(service.app.get(RevocationFeed).ready).toBe(true);

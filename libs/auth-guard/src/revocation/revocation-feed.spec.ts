@@ -1,27 +1,34 @@
 import { Logger } from '@nestjs/common';
-import { newId } from '@invoicing/contracts';
-import { createKafka } from '@invoicing/event-bus';
+import { hostname } from 'node:os';
+import { newId, REVOCATIONS_TOPIC } from '@invoicing/contracts';
+import { KafkaEventTransport } from '@invoicing/event-bus';
 import { FakeKafka, fakeKafka, sessionsRevoked, settle } from '../testing/fake-kafka';
-import { DEFAULT_REVOCATION_MAX_STALENESS_MS, RevocationFeed } from './revocation-feed';
+import { DEFAULT_REVOCATION_MAX_STALENESS_MS, RevocationFeed, RevocationFeedController } from './revocation-feed';
 import { RevocationView } from './revocation-view';
-
-// The feed builds its Kafka client itself; hand it the fake one instead.
-jest.mock('@invoicing/event-bus', () => ({ ...jest.requireActual('@invoicing/event-bus'), createKafka: jest.fn() }));
 
 describe(RevocationFeed.name, () => {
   let clock: number;
   let kafka: FakeKafka;
+  let transport: KafkaEventTransport;
   let feed: RevocationFeed;
   let view: RevocationView;
   let warn: jest.SpyInstance;
   let log: jest.SpyInstance;
 
+  /** The feed on a transport over the fake broker, served as `connectEventTransport` would serve it (no Nest app). */
+  function createFeed(maxStalenessMs?: number): void {
+    transport = new KafkaEventTransport({ brokers: ['kafka:9092'], createKafka: () => kafka.kafka });
+    view = new RevocationView(() => clock);
+    feed = new RevocationFeed(view, transport, { service: 'test-service', maxStalenessMs }, () => clock);
+    const controller = new RevocationFeedController(feed);
+    transport.addHandler(REVOCATIONS_TOPIC, async (message) => controller.apply(message), true);
+    transport.listen(() => undefined);
+    feed.onApplicationBootstrap();
+  }
+
   async function startFeed(window: { start: number; end: number }, maxStalenessMs?: number): Promise<void> {
     kafka = fakeKafka(window);
-    jest.mocked(createKafka).mockReturnValue(kafka.kafka);
-    view = new RevocationView(() => clock);
-    feed = new RevocationFeed(view, { brokers: ['kafka:9092'], service: 'test-service', maxStalenessMs }, () => clock);
-    feed.onApplicationBootstrap();
+    createFeed(maxStalenessMs);
     await settle();
   }
 
@@ -35,8 +42,15 @@ describe(RevocationFeed.name, () => {
   });
 
   afterEach(async () => {
-    await feed.onModuleDestroy();
+    feed.onModuleDestroy();
+    await transport.close();
     jest.restoreAllMocks();
+  });
+
+  it("subscribes through the transport with a consumer group of the instance's own, from the start of the replay window", async () => {
+    await startFeed({ start: 7, end: 9 });
+    expect(kafka.consumer.groupId).toBe(`test-service.${hostname()}.${process.pid}`);
+    expect(kafka.consumer.seeks).toEqual([{ topic: REVOCATIONS_TOPIC, partition: 0, offset: '7' }]);
   });
 
   it('is neither ready nor stale until the replay has caught up, however long that takes', async () => {
@@ -107,9 +121,7 @@ describe(RevocationFeed.name, () => {
       },
       disconnect: async () => undefined,
     });
-    jest.mocked(createKafka).mockReturnValue(kafka.kafka);
-    feed = new RevocationFeed(new RevocationView(() => clock), { brokers: ['kafka:9092'], service: 'test-service' }, () => clock);
-    feed.onApplicationBootstrap();
+    createFeed();
     await settle();
     clock += 10 * DEFAULT_REVOCATION_MAX_STALENESS_MS;
     expect({ ready: feed.ready, stale: feed.stale }).toEqual({ ready: false, stale: false });

@@ -1,11 +1,12 @@
-import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Controller, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { EventPattern, Payload } from '@nestjs/microservices';
 import { ACCESS_TOKEN_TTL_SECONDS, API_KEY_EXPIRING_V1, REVOCATION_EVENT_SCHEMAS, REVOCATIONS_TOPIC, validateAuthTopicEvent } from '@invoicing/contracts';
-import { createKafka, IncomingMessage, jsonValueOf, KafkaReplayingSubscriber } from '@invoicing/event-bus';
+import { IncomingMessage, jsonValueOf, KafkaEventTransport, ReplaySubscriptionState } from '@invoicing/event-bus';
 import { hostname } from 'node:os';
 import { RevocationView } from './revocation-view';
 
+/** Where the feed reads from is the transport's (`EventBusModule.forRoot({ brokers })`). */
 export interface RevocationFeedOptions {
-  brokers: string[];
   /** Service name; the consumer group is `<service>.<hostname>.<pid>`: one per instance. */
   service: string;
   /** Bounds how long a revocation waits in the broker for a fetch; default 100 ms. */
@@ -23,9 +24,11 @@ export interface RevocationFeedOptions {
 export const DEFAULT_REVOCATION_MAX_STALENESS_MS = 30_000;
 
 /**
- * Keeps a {@link RevocationView} current from `auth.revocations.v1`. Starting never blocks the app:
- * it retries until the broker answers, and `ready` stays false until the replay has caught up, so
- * the instance does not take traffic while it could still accept a revoked token.
+ * Keeps a {@link RevocationView} current from `auth.revocations.v1`, through the service's Kafka
+ * transport: an `every-instance` subscription (its own consumer group, the replay window at start)
+ * whose messages reach {@link RevocationFeedController}. Starting never blocks the app: the
+ * transport retries until the broker answers, and `ready` stays false until the replay has caught
+ * up, so the instance does not take traffic while it could still accept a revoked token.
  *
  * Fails closed afterwards (ADR 0017): once the view has gone longer than `maxStalenessMs` without
  * news from the broker (no completed fetch, see `KafkaReplayingSubscriber.upToDateAt`) it is
@@ -34,27 +37,34 @@ export const DEFAULT_REVOCATION_MAX_STALENESS_MS = 30_000;
  */
 export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(RevocationFeed.name);
-  private subscriber: KafkaReplayingSubscriber | null = null;
-  private retry: NodeJS.Timeout | null = null;
+  private readonly subscription: ReplaySubscriptionState;
   private pruning: NodeJS.Timeout | null = null;
   private watching: NodeJS.Timeout | null = null;
   private staleSince: number | null = null;
-  private stopped = false;
   private readonly unknownTypes = new Set<string>();
   readonly maxStalenessMs: number;
 
   constructor(
     private readonly view: RevocationView,
-    private readonly options: RevocationFeedOptions,
+    transport: KafkaEventTransport,
+    options: RevocationFeedOptions,
     private readonly now: () => number = () => Date.now(),
   ) {
     this.maxStalenessMs = options.maxStalenessMs ?? DEFAULT_REVOCATION_MAX_STALENESS_MS;
+    this.subscription = transport.subscribe({
+      topic: REVOCATIONS_TOPIC,
+      delivery: 'every-instance',
+      clientId: `${options.service}-revocations`,
+      groupId: `${options.service}.${hostname()}.${process.pid}`,
+      replayWindowMs: options.replayWindowMs ?? (ACCESS_TOKEN_TTL_SECONDS + 300) * 1000,
+      maxWaitTimeInMs: options.maxWaitTimeInMs ?? 100,
+      now: this.now,
+    });
   }
 
   /** Caught up with the replay at start, and not {@link stale}: the readiness check. */
   get ready(): boolean {
-    const subscriber = this.subscriber;
-    return subscriber !== null && subscriber.caughtUp && !this.isStale(subscriber);
+    return this.subscription.caughtUp && !this.stale;
   }
 
   /**
@@ -64,19 +74,14 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
    * presents a valid token: one clock read.
    */
   get stale(): boolean {
-    const subscriber = this.subscriber;
-    return subscriber !== null && this.isStale(subscriber);
+    const at = this.subscription.upToDateAt;
+    return at !== null && this.now() - at > this.maxStalenessMs;
   }
 
   /** Milliseconds since the view was last known up to date; null before the first catch-up. */
   get stalenessMs(): number | null {
-    const at = this.subscriber?.upToDateAt ?? null;
+    const at = this.subscription.upToDateAt;
     return at === null ? null : Math.max(0, this.now() - at);
-  }
-
-  private isStale(subscriber: KafkaReplayingSubscriber): boolean {
-    const at = subscriber.upToDateAt;
-    return at !== null && this.now() - at > this.maxStalenessMs;
   }
 
   onApplicationBootstrap(): void {
@@ -86,15 +91,12 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
     // readiness check read `stale` themselves, at the time they run.
     this.watching = setInterval(() => this.watch(), 1000);
     this.watching.unref();
-    void this.connect();
   }
 
-  async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.retry) clearTimeout(this.retry);
+  /** The consumer itself is stopped by the transport, when the app closes. */
+  onModuleDestroy(): void {
     if (this.pruning) clearInterval(this.pruning);
     if (this.watching) clearInterval(this.watching);
-    await this.subscriber?.stop();
   }
 
   /** Logs each change between fresh and stale, once. */
@@ -116,33 +118,8 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
-    const kafka = createKafka({
-      brokers: this.options.brokers,
-      clientId: `${this.options.service}-revocations`,
-      log: (level, message, extra) => this.logger[level]({ msg: `kafka: ${message}`, ...extra }),
-    });
-    const subscriber = new KafkaReplayingSubscriber(kafka, {
-      topic: REVOCATIONS_TOPIC,
-      groupId: `${this.options.service}.${hostname()}.${process.pid}`,
-      replayWindowMs: this.options.replayWindowMs ?? (ACCESS_TOKEN_TTL_SECONDS + 300) * 1000,
-      maxWaitTimeInMs: this.options.maxWaitTimeInMs ?? 100,
-      handle: (m) => this.handle(m),
-      now: this.now,
-    });
-    try {
-      await subscriber.start();
-      this.subscriber = subscriber;
-      this.logger.log('revocation feed started');
-    } catch (e) {
-      await subscriber.stop();
-      this.logger.warn({ msg: 'revocation feed cannot reach Kafka yet; retrying', error: String(e) });
-      this.retry = setTimeout(() => void this.connect(), 2000);
-    }
-  }
-
-  private handle(message: IncomingMessage): void {
+  /** Applies one message of the topic (from {@link RevocationFeedController}); never throws. */
+  handle(message: IncomingMessage): void {
     const value = jsonValueOf(message);
     // Reasons open: a revocation for a reason added after this build is still applied (ADR 0016).
     const result = validateAuthTopicEvent(value, { openReasons: true });
@@ -175,5 +152,19 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
       sessions: 'session_ids' in event.data ? event.data.session_ids.length : undefined,
       lag_ms: Date.now() - Date.parse(at),
     });
+  }
+}
+
+/**
+ * The feed's handler: the transport hands it every message of `auth.revocations.v1`, one at a time
+ * and in order; {@link RevocationFeed} owns the subscription and the view.
+ */
+@Controller()
+export class RevocationFeedController {
+  constructor(private readonly feed: RevocationFeed) {}
+
+  @EventPattern(REVOCATIONS_TOPIC)
+  apply(@Payload() message: IncomingMessage): void {
+    this.feed.handle(message);
   }
 }

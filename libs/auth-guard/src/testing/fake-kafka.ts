@@ -1,6 +1,6 @@
 /**
- * Unit-test stand-ins for what `createKafka` returns, enough for the revocation feed's replaying
- * subscriber: one partition, an admin that reports the replay window, consumers that complete
+ * Unit-test stand-ins for what `createKafka` returns (handed to the Kafka transport with its
+ * `createKafka` option), enough for the revocation feed's replaying subscriber: one partition, an admin that reports the replay window, consumers that complete
  * fetches and deliver messages when told to. Not part of the library build (tsconfig.lib.json).
  */
 import { EventEmitter } from 'node:events';
@@ -15,6 +15,7 @@ type EachMessage = (payload: {
 
 export class FakeConsumer extends EventEmitter {
   readonly events = { CRASH: 'consumer.crash', FETCH: 'consumer.fetch' };
+  groupId = '';
   private eachMessage: EachMessage | null = null;
   running = false;
   readonly seeks: Array<{ partition: number; offset: string }> = [];
@@ -69,8 +70,9 @@ export function fakeKafka(window: { start: number; end: number } = { start: 0, e
   };
   const kafka = {
     admin: () => admin,
-    consumer: () => {
+    consumer: (options: { groupId: string }) => {
       const consumer = new FakeConsumer();
+      consumer.groupId = options.groupId;
       consumers.push(consumer);
       return consumer;
     },

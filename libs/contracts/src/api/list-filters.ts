@@ -1,12 +1,7 @@
-import type { Resource } from '../scopes';
-import { idOf } from './common.schema';
-import { INVOICE_STATUSES } from './invoices.schema';
+import { Resource, RESOURCE_MANIFEST, RESOURCES } from '../manifest';
 
-/** List filters per resource (docs/api.md section 7). The services' definitions must match these names. */
-export const LIST_FILTERS: Record<Resource, Record<string, Record<string, unknown>>> = {
-  invoices: { client_id: idOf('cli'), status: { enum: INVOICE_STATUSES } },
-  payments: { invoice_id: idOf('inv') },
-  clients: {},
-  products: {},
-  expenses: {},
-};
+/** List filters per resource (docs/api.md section 7), from the manifest. The services' definitions must match these names. */
+export const LIST_FILTERS = Object.fromEntries(RESOURCES.map((r) => [r, RESOURCE_MANIFEST[r].filters])) as Record<
+  Resource,
+  Record<string, Record<string, unknown>>
+>;

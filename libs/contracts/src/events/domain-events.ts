@@ -1,10 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { CLIENT_SCHEMA } from '../api/clients.schema';
-import { EXPENSE_SCHEMA } from '../api/expenses.schema';
-import { INVOICE_SCHEMA } from '../api/invoices.schema';
-import { PAYMENT_SCHEMA } from '../api/payments.schema';
-import { PRODUCT_SCHEMA } from '../api/products.schema';
+import { DomainObjectKind, RESOURCE_MANIFEST, RESOURCES } from '../manifest';
 import type { CloudEvent, ValidationResult } from './revocation-events';
 
 /**
@@ -14,15 +10,14 @@ import type { CloudEvent, ValidationResult } from './revocation-events';
  */
 export const DOMAIN_TOPIC = 'invoicing.domain.v1';
 
-export const DOMAIN_EVENT_TYPES = {
-  client: 'invoicing.clients.client_created.v1',
-  product: 'invoicing.products.product_created.v1',
-  invoice: 'invoicing.invoices.invoice_created.v1',
-  payment: 'invoicing.payments.payment_created.v1',
-  expense: 'invoicing.expenses.expense_created.v1',
-} as const;
-export type DomainObjectKind = keyof typeof DOMAIN_EVENT_TYPES;
-export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[DomainObjectKind];
+type Manifest = typeof RESOURCE_MANIFEST;
+type EventTypes = { [R in keyof Manifest as Manifest[R]['kind']]: `invoicing.${R}.${Manifest[R]['kind']}_created.v1` };
+
+/** CloudEvents `type` of each kind's creation: `invoicing.<resource>.<kind>_created.v1`. */
+export const DOMAIN_EVENT_TYPES = Object.fromEntries(
+  RESOURCES.map((r) => [RESOURCE_MANIFEST[r].kind, `invoicing.${r}.${RESOURCE_MANIFEST[r].kind}_created.v1`]),
+) as EventTypes;
+export type DomainEventType = EventTypes[DomainObjectKind];
 
 export interface DomainEventData {
   organization_id: string;
@@ -30,14 +25,6 @@ export interface DomainEventData {
   object: { object: string; id: string; created_at: string } & Record<string, unknown>;
 }
 export type DomainEvent = CloudEvent<DomainEventType, DomainEventData>;
-
-const OBJECT_SCHEMAS: Record<DomainObjectKind, Record<string, unknown>> = {
-  client: CLIENT_SCHEMA,
-  product: PRODUCT_SCHEMA,
-  invoice: INVOICE_SCHEMA,
-  payment: PAYMENT_SCHEMA,
-  expense: EXPENSE_SCHEMA,
-};
 
 function envelope(type: string, objectSchema: Record<string, unknown>) {
   const { $id: _id, ...inlined } = objectSchema;
@@ -66,10 +53,7 @@ function envelope(type: string, objectSchema: Record<string, unknown>) {
 
 /** JSON Schema of each domain event type, keyed by CloudEvents `type`. */
 export const DOMAIN_EVENT_SCHEMAS = Object.fromEntries(
-  (Object.keys(DOMAIN_EVENT_TYPES) as DomainObjectKind[]).map((kind) => [
-    DOMAIN_EVENT_TYPES[kind],
-    envelope(DOMAIN_EVENT_TYPES[kind], OBJECT_SCHEMAS[kind]),
-  ]),
+  RESOURCES.map((r) => [DOMAIN_EVENT_TYPES[RESOURCE_MANIFEST[r].kind], envelope(DOMAIN_EVENT_TYPES[RESOURCE_MANIFEST[r].kind], RESOURCE_MANIFEST[r].objectSchema)]),
 ) as unknown as Record<DomainEventType, Record<string, unknown>>;
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });

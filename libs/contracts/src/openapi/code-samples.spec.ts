@@ -1,8 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { spawnSync } from 'node:child_process';
-import * as api from '../api';
-import { RESOURCES, Resource } from '../scopes';
+import { RESOURCE_MANIFEST, RESOURCES } from '../manifest';
 import { CodeSample, CURL_SAMPLE_LABEL, RESOURCE_SAMPLES, resourceOperationIds, SDK_SAMPLE_LABEL } from './code-samples';
 import { buildOpenApiDocument } from './openapi-document';
 
@@ -27,14 +26,6 @@ const sample = (operationId: string, label: string): string | undefined =>
 
 const resourceCalls = RESOURCES.flatMap((r) => Object.values(resourceOperationIds(r)));
 const SDK_OPERATIONS = ['createToken', 'refreshToken', ...resourceCalls];
-
-const CREATE_SCHEMAS: Record<Resource, object> = {
-  invoices: api.CREATE_INVOICE_SCHEMA,
-  clients: api.CREATE_CLIENT_SCHEMA,
-  payments: api.CREATE_PAYMENT_SCHEMA,
-  products: api.CREATE_PRODUCT_SCHEMA,
-  expenses: api.CREATE_EXPENSE_SCHEMA,
-};
 
 describe('x-codeSamples of the OpenAPI document', () => {
   it('gives every public-API operation a curl sample that calls its path on the served base URL', () => {
@@ -92,7 +83,7 @@ describe('x-codeSamples of the OpenAPI document', () => {
     ajv.addFormat('currency', /^[A-Z]{3}$/);
     ajv.addFormat('country', /^[A-Z]{2}$/);
     for (const resource of RESOURCES) {
-      const { $id: _id, ...schema } = CREATE_SCHEMAS[resource] as { $id: string };
+      const { $id: _id, ...schema } = RESOURCE_MANIFEST[resource].createSchema;
       const validate = ajv.compile(schema);
       // `cli_...` stands for an id of the caller's; any well-formed one fills it in.
       const body = JSON.parse(JSON.stringify(RESOURCE_SAMPLES[resource].create).replace(/"([a-z]{3})_\.\.\."/g, `"$1_${'0'.repeat(32)}"`));

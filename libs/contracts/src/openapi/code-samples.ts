@@ -1,5 +1,5 @@
 import { ID_PREFIXES } from '../ids';
-import { RESOURCES, Resource } from '../scopes';
+import { RESOURCE_MANIFEST, RESOURCES, Resource } from '../manifest';
 
 /**
  * Request examples of the public API, attached to the OpenAPI document as `x-codeSamples` (Redoc
@@ -35,50 +35,9 @@ interface ResourceSample {
 /** An id of the caller's own: `cli_...`. */
 const placeholderId = (prefix: string) => `${prefix}_...`;
 
-export const RESOURCE_SAMPLES: Record<Resource, ResourceSample> = {
-  invoices: {
-    noun: 'invoice',
-    create: {
-      client_id: placeholderId(ID_PREFIXES.client),
-      currency: 'EUR',
-      line_items: [{ description: 'Consulting', quantity: 1, unit_price: 50000 }],
-    },
-    listQuery: { status: 'open' },
-    shown: 'number',
-  },
-  clients: {
-    noun: 'client',
-    create: { name: 'Acme GmbH', email: 'billing@acme.example', currency: 'EUR' },
-    listQuery: {},
-    shown: 'name',
-  },
-  payments: {
-    noun: 'payment',
-    create: { invoice_id: placeholderId(ID_PREFIXES.invoice), amount: 50000, currency: 'EUR', method: 'bank_transfer' },
-    listQuery: { invoice_id: placeholderId(ID_PREFIXES.invoice) },
-    shown: 'amount',
-  },
-  products: {
-    noun: 'product',
-    create: { name: 'Consulting hour', sku: 'CONS-1H', unit_price: 12000, currency: 'EUR', tax_rate_bps: 1900 },
-    listQuery: {},
-    shown: 'name',
-  },
-  expenses: {
-    noun: 'expense',
-    create: { description: 'Train ticket', amount: 8900, currency: 'EUR', category: 'travel', incurred_on: '2025-01-15' },
-    listQuery: {},
-    shown: 'description',
-  },
-};
-
-const RESOURCE_ID_PREFIX: Record<Resource, string> = {
-  invoices: ID_PREFIXES.invoice,
-  clients: ID_PREFIXES.client,
-  payments: ID_PREFIXES.payment,
-  products: ID_PREFIXES.product,
-  expenses: ID_PREFIXES.expense,
-};
+export const RESOURCE_SAMPLES = Object.fromEntries(
+  RESOURCES.map((r) => [r, { noun: RESOURCE_MANIFEST[r].kind, ...RESOURCE_MANIFEST[r].sample }]),
+) as unknown as Record<Resource, ResourceSample>;
 
 const capitalized = (word: string) => word[0].toUpperCase() + word.slice(1);
 
@@ -183,7 +142,7 @@ curl -X POST ${base}/api/v1/auth/revoke \\
   for (const resource of RESOURCES) {
     const { noun, create, listQuery, shown } = RESOURCE_SAMPLES[resource];
     const ids = resourceOperationIds(resource);
-    const id = placeholderId(RESOURCE_ID_PREFIX[resource]);
+    const id = placeholderId(RESOURCE_MANIFEST[resource].idPrefix);
     const query = new URLSearchParams({ ...listQuery, limit: '20' }).toString();
     const filter = Object.keys(listQuery).length > 0 ? literal(listQuery, 'ts') : '';
     samples[ids.create] = [

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RESOURCES } from '../scopes';
+import { RESOURCES } from '../manifest';
 import { buildOpenApiDocument } from './openapi-document';
 
 const doc = buildOpenApiDocument({ serverUrl: 'http://localhost:8080' }) as {

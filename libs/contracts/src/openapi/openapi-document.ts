@@ -1,6 +1,7 @@
 import * as api from '../api';
 import { AUDIT_EVENT_TYPES } from '../events/audit-events';
-import { ALL_SCOPES, RESOURCES, Resource } from '../scopes';
+import { RESOURCE_MANIFEST, RESOURCES } from '../manifest';
+import { ALL_SCOPES } from '../scopes';
 import { codeSamples } from './code-samples';
 
 /**
@@ -30,13 +31,6 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
   const retryAfter = { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' } };
   const wwwAuthenticate = { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'RFC 6750 Bearer challenge.' } };
 
-  const RESOURCE_SCHEMAS: Record<Resource, { create: { $id: string }; object: { $id: string }; noun: string }> = {
-    invoices: { create: api.CREATE_INVOICE_SCHEMA, object: api.INVOICE_SCHEMA, noun: 'invoice' },
-    clients: { create: api.CREATE_CLIENT_SCHEMA, object: api.CLIENT_SCHEMA, noun: 'client' },
-    payments: { create: api.CREATE_PAYMENT_SCHEMA, object: api.PAYMENT_SCHEMA, noun: 'payment' },
-    products: { create: api.CREATE_PRODUCT_SCHEMA, object: api.PRODUCT_SCHEMA, noun: 'product' },
-    expenses: { create: api.CREATE_EXPENSE_SCHEMA, object: api.EXPENSE_SCHEMA, noun: 'expense' },
-  };
 
   const paths: Record<string, unknown> = {
     '/api/v1/auth/token': {
@@ -272,7 +266,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
   };
 
   for (const resource of RESOURCES) {
-    const { create, object, noun } = RESOURCE_SCHEMAS[resource];
+    const { createSchema: create, objectSchema: object, kind: noun } = RESOURCE_MANIFEST[resource];
     const objectRef = ref(object);
     const common = {
       401: problemResponse('Missing, malformed, expired, revoked or wrongly signed token', wwwAuthenticate),
@@ -310,7 +304,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         security: [{ bearer: [`read:${resource}`] }],
         parameters: [
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
-          { name: 'starting_after', in: 'query', schema: api.idOf(RESOURCE_PREFIX[resource]), description: 'The last id of the previous page.' },
+          { name: 'starting_after', in: 'query', schema: api.idOf(RESOURCE_MANIFEST[resource].idPrefix), description: 'The last id of the previous page.' },
           ...Object.entries(api.LIST_FILTERS[resource]).map(([name, schema]) => ({ name, in: 'query', schema })),
         ],
         responses: {
@@ -327,7 +321,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         operationId: `get${noun[0].toUpperCase()}${noun.slice(1)}`,
         summary: `Get ${article(noun)} ${noun}`,
         security: [{ bearer: [`read:${resource}`] }],
-        parameters: [{ name: 'id', in: 'path', required: true, schema: api.idOf(RESOURCE_PREFIX[resource]) }],
+        parameters: [{ name: 'id', in: 'path', required: true, schema: api.idOf(RESOURCE_MANIFEST[resource].idPrefix) }],
         responses: { 200: { description: 'The object', content: { 'application/json': { schema: objectRef } } }, 404: problemResponse('Absent, or another organization\'s'), ...common },
       },
     };
@@ -378,4 +372,3 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
 /** "an invoice", "a client". */
 const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
 
-const RESOURCE_PREFIX: Record<Resource, string> = { invoices: 'inv', clients: 'cli', payments: 'pay', products: 'prd', expenses: 'exp' };

@@ -1,7 +1,7 @@
 import { ConfigError } from '@invoicing/service-kit';
 import { loadResourceConfig, resourceEnvSpec, ResourceServiceIdentity } from './resource-config';
 
-const EXPENSES: ResourceServiceIdentity = { name: 'expense-service', schema: 'expenses', role: 'expense', defaultPort: 3006 };
+const EXPENSES: ResourceServiceIdentity = { name: 'expense-service', schema: 'expenses', role: 'expense' };
 
 function problemsOf(env: NodeJS.ProcessEnv): string {
   try {

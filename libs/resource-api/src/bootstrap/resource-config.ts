@@ -10,34 +10,24 @@ import {
   tracingEnvShape,
   trustedProxiesEnvShape,
 } from '@invoicing/service-kit';
-import { ACCESS_TOKEN_TTL_SECONDS, DomainObjectKind, ServiceName, SERVICES, serviceUrlVariable } from '@invoicing/contracts';
+import { ACCESS_TOKEN_TTL_SECONDS, DomainObjectKind, ownerOfKind, ResourceServiceName, SERVICES, serviceUrlVariable } from '@invoicing/contracts';
 import { z } from 'zod';
 
 /** Smallest REVOCATION_MAX_STALENESS_MS accepted (ADR 0017). */
 export const REVOCATION_MAX_STALENESS_MIN_MS = 5000;
 
-/** Service that owns each kind of object (for references across services). */
-const OWNER_OF: Record<DomainObjectKind, ServiceName> = {
-  client: 'client-service',
-  product: 'product-service',
-  invoice: 'invoice-service',
-  payment: 'payment-service',
-  expense: 'expense-service',
-};
-
 /** `client` → `CLIENT_SERVICE_URL` */
 export function ownerUrlVariable(kind: DomainObjectKind): string {
-  return serviceUrlVariable(OWNER_OF[kind]);
+  return serviceUrlVariable(ownerOfKind(kind));
 }
 
 export interface ResourceServiceIdentity {
-  /** e.g. `invoice-service` */
-  name: string;
+  /** e.g. `invoice-service`; its default port is the manifest's (SERVICES). */
+  name: ResourceServiceName;
   /** Postgres schema, e.g. `invoices` */
   schema: string;
   /** Role stem: runtime role `<role>_app`, migration role `<role>_owner`, e.g. `invoice` */
   role: string;
-  defaultPort: number;
   /** Kinds of other services' objects this service references: each needs its owner's URL. */
   references?: DomainObjectKind[];
 }
@@ -45,7 +35,7 @@ export interface ResourceServiceIdentity {
 function schemaFor(id: ResourceServiceIdentity) {
   return baseEnvSchema
     .extend({
-      PORT: z.coerce.number().int().min(0).max(65535).default(id.defaultPort),
+      PORT: z.coerce.number().int().min(0).max(65535).default(SERVICES[id.name].port),
       ...databaseEnvShape(id.role),
       ...kafkaEnvShape,
       ...trustedProxiesEnvShape,
@@ -86,7 +76,7 @@ function schemaFor(id: ResourceServiceIdentity) {
       ...Object.fromEntries(
         (id.references ?? []).map((kind) => [
           ownerUrlVariable(kind),
-          z.string().url().default(`http://127.0.0.1:${SERVICES[OWNER_OF[kind]].port}`),
+          z.string().url().default(`http://127.0.0.1:${SERVICES[ownerOfKind(kind)].port}`),
         ]),
       ),
     })

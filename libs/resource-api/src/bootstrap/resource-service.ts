@@ -13,9 +13,9 @@ import {
   ServiceApp,
   startServiceApp,
 } from '@invoicing/service-kit';
-import { createKafka, KafkaEventPublisher, OutboxRelay } from '@invoicing/event-bus';
+import { connectEventTransport, createKafka, EventBusModule, KafkaEventPublisher, KafkaEventTransport, OutboxRelay } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
-import { DomainEventsConsumer } from '../events/domain-events.consumer';
+import { DomainEventsConsumer, DomainEventsController } from '../events/domain-events.consumer';
 import { IdempotencyStore } from '../idempotency/idempotency';
 import { IdempotencyPurger } from '../idempotency/idempotency-purger';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
@@ -50,17 +50,18 @@ class ResourceRootModule {
             poolSize: config.DATABASE_POOL_SIZE,
           }),
         ),
+        // The Kafka transport both subscriptions (revocations, domain events) are served by.
+        EventBusModule.forRoot({ brokers: config.KAFKA_BROKERS }),
         AuthGuardModule.forRoot({
           verification: { keys: config.keys, issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE },
           revocations: {
-            brokers: config.KAFKA_BROKERS,
             service: def.name,
             maxWaitTimeInMs: config.REVOCATION_FETCH_MAX_WAIT_MS,
             maxStalenessMs: config.REVOCATION_MAX_STALENESS_MS,
           },
         }),
       ],
-      controllers: [resourceController(def.resource.resource), InternalObjectsController],
+      controllers: [resourceController(def.resource.resource), InternalObjectsController, DomainEventsController],
       providers: [
         { provide: RateLimiter, useValue: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST) },
         RateLimitGuard,
@@ -96,31 +97,36 @@ class ResourceRootModule {
         },
         {
           provide: DomainEventsConsumer,
-          useFactory: (db: DataSource, references: ReferenceResolver) =>
-            new DomainEventsConsumer(def.resource, db, references, {
-              brokers: config.KAFKA_BROKERS,
+          useFactory: (db: DataSource, references: ReferenceResolver, transport: KafkaEventTransport) =>
+            new DomainEventsConsumer(def.resource, db, references, transport, {
               service: def.name,
               maxWaitTimeInMs: config.REVOCATION_FETCH_MAX_WAIT_MS,
             }),
-          inject: [getDataSourceToken(), ReferenceResolver],
+          inject: [getDataSourceToken(), ReferenceResolver, KafkaEventTransport],
         },
       ],
     };
   }
 }
 
-/** Builds a resource service (not listening); used by `main` and by integration tests. */
+/**
+ * Builds a resource service (not listening), its Kafka transport connected (a hybrid app); used by
+ * `main` and by integration tests. {@link startResourceApp} starts both.
+ */
 export async function createResourceApp(def: ResourceServiceDefinition, config: ResourceConfig): Promise<ServiceApp> {
-  return createServiceApp(ResourceRootModule.forRoot(def, config), {
+  const service = await createServiceApp(ResourceRootModule.forRoot(def, config), {
     service: def.name,
     logLevel: config.LOG_LEVEL,
     trustedProxies: config.TRUSTED_PROXIES,
   });
+  connectEventTransport(service.app);
+  return service;
 }
 
 /**
- * Listens; ready once Postgres answers and the revocation replay has caught up, and not while the
- * revocation view is stale (ADR 0017). Liveness never depends on either.
+ * Starts the Kafka subscriptions and listens; ready once Postgres answers and the revocation replay
+ * has caught up, and not while the revocation view is stale (ADR 0017). Liveness never depends on
+ * either.
  */
 export async function startResourceApp(service: ServiceApp, config: ResourceConfig): Promise<void> {
   const db = service.app.get<DataSource>(getDataSourceToken());

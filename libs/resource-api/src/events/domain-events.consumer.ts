@@ -1,6 +1,7 @@
-import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Controller, Logger } from '@nestjs/common';
+import { EventPattern, Payload } from '@nestjs/microservices';
 import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, parsePublicId, validateDomainEvent } from '@invoicing/contracts';
-import { createKafka, IncomingMessage, jsonValueOf, KafkaGroupSubscriber } from '@invoicing/event-bus';
+import { IncomingMessage, jsonValueOf, KafkaEventTransport } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import type { KnownObject, ReferenceResolver } from '../references/known-objects';
 import type { ResourceDefinition } from '../resources/resource-definition';
@@ -8,59 +9,35 @@ import type { ResourceDefinition } from '../resources/resource-definition';
 const KIND_OF_TYPE = new Map(Object.entries(DOMAIN_EVENT_TYPES).map(([kind, type]) => [type, kind as DomainObjectKind]));
 
 /**
- * Feeds the service's read model (and its `onEvent` reactions) from `invoicing.domain.v1`. One
- * consumer group per service: the read model is shared by its instances, so each event is applied
- * once per service. Starting never blocks the app; it retries until Kafka answers.
+ * Feeds the service's read model (and its `onEvent` reactions) from `invoicing.domain.v1`, through
+ * the service's Kafka transport: a `once-per-service` subscription (one consumer group per service:
+ * the read model is shared by its instances, so each event is applied once per service) whose
+ * messages reach {@link DomainEventsController}. Subscribes only when the service reacts to some
+ * event; the transport starts it without blocking the app and retries until Kafka answers.
  */
-export class DomainEventsConsumer implements OnApplicationBootstrap, OnModuleDestroy {
+export class DomainEventsConsumer {
   private readonly logger = new Logger(DomainEventsConsumer.name);
-  private subscriber: KafkaGroupSubscriber | null = null;
-  private retry: NodeJS.Timeout | null = null;
-  private stopped = false;
 
   constructor(
     private readonly def: ResourceDefinition,
     private readonly db: DataSource,
     private readonly references: ReferenceResolver,
-    private readonly options: { brokers: string[]; service: string; maxWaitTimeInMs: number },
-  ) {}
+    transport: KafkaEventTransport,
+    options: { service: string; maxWaitTimeInMs: number },
+  ) {
+    if (!this.needed) return;
+    transport.subscribe({
+      topic: DOMAIN_TOPIC,
+      delivery: 'once-per-service',
+      clientId: `${options.service}-domain`,
+      groupId: `${options.service}.domain`,
+      maxWaitTimeInMs: options.maxWaitTimeInMs,
+    });
+  }
 
   /** Whether this service reacts to any domain event at all. */
   get needed(): boolean {
     return (this.def.references?.length ?? 0) > 0 || Object.keys(this.def.onEvent ?? {}).length > 0;
-  }
-
-  onApplicationBootstrap(): void {
-    if (this.needed) void this.connect();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.retry) clearTimeout(this.retry);
-    await this.subscriber?.stop();
-  }
-
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
-    const kafka = createKafka({
-      brokers: this.options.brokers,
-      clientId: `${this.options.service}-domain`,
-      log: (level, message, extra) => this.logger[level]({ msg: `kafka: ${message}`, ...extra }),
-    });
-    const subscriber = new KafkaGroupSubscriber(kafka, {
-      topic: DOMAIN_TOPIC,
-      groupId: `${this.options.service}.domain`,
-      maxWaitTimeInMs: this.options.maxWaitTimeInMs,
-      handle: (m) => this.handle(m),
-    });
-    try {
-      await subscriber.start();
-      this.subscriber = subscriber;
-    } catch (e) {
-      await subscriber.stop();
-      this.logger.warn({ msg: 'domain events consumer cannot reach Kafka yet; retrying', error: String(e) });
-      this.retry = setTimeout(() => void this.connect(), 2000);
-    }
   }
 
   /** Applies one event; throwing (e.g. Postgres down) leaves it to be delivered again. */
@@ -82,5 +59,19 @@ export class DomainEventsConsumer implements OnApplicationBootstrap, OnModuleDes
       if (remember) await this.references.remember(tx, kind, organizationId, event.data.object as KnownObject);
       if (react) await react(event, organizationId, tx);
     });
+  }
+}
+
+/**
+ * The consumer's handler: every message of `invoicing.domain.v1`, one at a time and in order. A
+ * throw fails the message, which kafkajs then delivers again (the offset is not committed).
+ */
+@Controller()
+export class DomainEventsController {
+  constructor(private readonly consumer: DomainEventsConsumer) {}
+
+  @EventPattern(DOMAIN_TOPIC)
+  handle(@Payload() message: IncomingMessage): Promise<void> {
+    return this.consumer.handle(message);
   }
 }

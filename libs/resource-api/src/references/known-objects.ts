@@ -1,5 +1,5 @@
 import { context, propagation, trace } from '@opentelemetry/api';
-import { DomainObjectKind, ID_PREFIXES, parsePublicId } from '@invoicing/contracts';
+import { DomainObjectKind, idPrefixOf, parsePublicId } from '@invoicing/contracts';
 import type { CallerIdentity } from '@invoicing/auth-guard';
 import { Logger } from '@nestjs/common';
 import { ProblemException } from '@invoicing/service-kit';
@@ -21,14 +21,6 @@ export function knownObjectsTableSql(schema: string): string[] {
 
 export type KnownObject = Record<string, unknown> & { id: string; object: string };
 
-const PREFIX_OF: Record<DomainObjectKind, keyof typeof ID_PREFIXES> = {
-  client: 'client',
-  product: 'product',
-  invoice: 'invoice',
-  payment: 'payment',
-  expense: 'expense',
-};
-
 /**
  * References across services (ADR 0012). The read model is fed by the owners' domain events; for an
  * object created a moment ago whose event has not arrived, the owner is asked directly with the
@@ -46,7 +38,7 @@ export class ReferenceResolver {
 
   /** Records an object announced by its owner (idempotent: the latest version wins). */
   async remember(tx: EntityManager | DataSource, kind: DomainObjectKind, organizationId: string, object: KnownObject): Promise<void> {
-    const id = parsePublicId(ID_PREFIXES[PREFIX_OF[kind]], object.id);
+    const id = parsePublicId(idPrefixOf(kind), object.id);
     if (!id) return;
     await tx.query(
       `INSERT INTO ${this.schema}.known_objects (kind, id, organization_id, data) VALUES ($1, $2, $3, $4)
@@ -69,7 +61,7 @@ export class ReferenceResolver {
   ): Promise<KnownObject> {
     const missing = () =>
       ProblemException.validation([{ field, code: 'not_found', message: `no such ${kind} in this organization` }]);
-    const id = parsePublicId(ID_PREFIXES[PREFIX_OF[kind]], publicId);
+    const id = parsePublicId(idPrefixOf(kind), publicId);
     if (!id) throw missing();
     // On the caller's transaction: a second pool connection per request could starve the pool.
     const rows: Array<{ data: KnownObject }> = await tx.query(

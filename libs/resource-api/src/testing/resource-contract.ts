@@ -1,4 +1,4 @@
-/* Shared integration suite: the contract of sections 7 and 8 for one resource service. Jest globals. */
+/* Shared integration suite: docs/api.md sections 7 and 8 for one resource service. Jest globals. */
 import { parsePublicId } from '@invoicing/contracts';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { createSigner } from 'fast-jwt';

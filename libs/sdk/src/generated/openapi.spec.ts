@@ -3,8 +3,8 @@ import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
 
-describe('src/generated/openapi.ts', () => {
-  it('is what `npx nx run sdk:generate` writes from the current OpenAPI document (run it when this fails)', () => {
+describe('src/generated (openapi.ts, resources.ts, resource-names.ts)', () => {
+  it('is what `npx nx run sdk:generate` writes from the current OpenAPI document and platform manifest (run it when this fails)', () => {
     // A child process: the generator's dependencies are ES modules, which Jest cannot load.
     const run = () =>
       execFileSync(

@@ -7,7 +7,7 @@ import { installHealthRoutes, OpsState, ReadinessCheck } from '../health/ops-rou
 import { drainOnSignals } from './drain-on-signals';
 import { fastifyBaseOptions } from '../http/fastify-base';
 import { ProblemException } from '../http/problem';
-import { ErrorRenderer, ProblemFilter, sendProblem } from '../http/problem.filter';
+import { ErrorFilter, ErrorFormOf, PROBLEM_FORM_ONLY, sendError } from '../http/error-edge';
 import { createLogger, installAccessLog, lazyChildLoggerFactory, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
 import { traceRequests } from '../tracing';
@@ -30,10 +30,11 @@ export interface ServiceAppOptions {
    */
   acceptForms?: boolean;
   /**
-   * Renders every error, whether raised in a handler or by Fastify before one (body parsing, limits);
-   * problem+json by default.
+   * The form every error of a request is written in, whether raised in a handler or by Fastify
+   * before one (body parsing, limits): problem+json by default; the auth service answers RFC 6749 on
+   * its token endpoints (ADR 0006, ADR 0032).
    */
-  renderError?: ErrorRenderer;
+  errorForm?: ErrorFormOf;
   /**
    * Addresses or CIDR blocks of the proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES);
    * none by default: the client is the socket's peer.
@@ -68,11 +69,11 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
     abortOnError: false,
   });
   const nestLogger = new Logger('http');
-  const render = options.renderError ?? sendProblem;
-  app.useGlobalFilters(new ProblemFilter(render));
+  const formOf = options.errorForm ?? PROBLEM_FORM_ONLY;
+  app.useGlobalFilters(new ErrorFilter(formOf));
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   traceRequests(fastify);
-  fastify.setErrorHandler((error, request, reply) => render(error, request, reply, nestLogger));
+  fastify.setErrorHandler((error, request, reply) => sendError(error, request, reply, nestLogger, formOf(request)));
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
     done();
@@ -112,11 +113,17 @@ export interface StartOptions {
 }
 
 /**
- * Adds the health routes, listens, and drains on SIGTERM/SIGINT: readiness turns 503 first so the
- * load balancer stops routing, in-flight requests finish, then providers close (Kafka, Redis, pools).
+ * Adds the health routes, starts the transports connected to the app (a resource service's Kafka
+ * subscriptions: event-bus `connectEventTransport`), listens, and drains on SIGTERM/SIGINT:
+ * readiness turns 503 first so the load balancer stops routing, in-flight requests finish, then
+ * providers close (Kafka, Redis, pools).
  */
 export async function startServiceApp(service: ServiceApp, options: StartOptions): Promise<void> {
   installHealthRoutes(service.fastify, options.readiness, service.state);
+  // After init, so that no message reaches a handler before every provider has bootstrapped; a
+  // transport does not wait for its broker here (readiness says when it is there).
+  await service.app.init();
+  await service.app.startAllMicroservices();
   await service.app.listen(options.port, options.host);
   drainOnSignals({
     state: service.state,

@@ -45,7 +45,7 @@ export const brokersSchema = z
 
 /**
  * The database block of a service whose Postgres roles are `<role>_app` (DML only, for `serve`) and
- * `<role>_owner` (the schema owner, for `migrate`), as tools/infra/postgres/bootstrap.sql creates
+ * `<role>_owner` (the schema owner, for `migrate`), as deploy/k8s/base/platform/postgres/bootstrap.sql creates
  * them; the defaults are the local development ones (production refuses them, see below).
  */
 export function databaseEnvShape(role: string) {

@@ -1,3 +1,5 @@
+import { PlatformError, RETRY_SHORTLY } from './platform-error';
+
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN', '57P01', '57P03', '53300']);
 const MESSAGES = [
   /Connection terminated/i,
@@ -42,8 +44,17 @@ export function isDependencyFailure(e: unknown): boolean {
 /**
  * Thrown by code that reached its dependency but could not get the guarantee it needs from it (a
  * write Redis could not confirm on a replica in time): an outage to the caller, answered 503 like
- * an unreachable dependency. The message names what was missing, never a value.
+ * an unreachable dependency. The message names what was missing, never a value, and goes to the log
+ * only: the caller reads the edge's outage answer, the same as for a dependency it cannot reach
+ * (`sendError`). Unlike other answers it keeps its stack, logged with the outage.
  */
-export class DependencyUnavailableError extends Error {
-  override readonly name = 'DependencyUnavailableError';
+export class DependencyUnavailableError extends PlatformError {
+  constructor(message: string) {
+    super(503, 'dependency_unavailable', 'A dependency is unavailable; retry shortly.', {
+      oauthError: 'temporarily_unavailable',
+      headers: RETRY_SHORTLY,
+      message,
+    });
+    Error.captureStackTrace(this, DependencyUnavailableError);
+  }
 }

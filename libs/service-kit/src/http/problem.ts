@@ -1,10 +1,5 @@
 import { PROBLEM_TITLES, PROBLEM_TYPE_BASE } from '@invoicing/contracts';
-/** One field-level validation failure (docs/api.md section 8). */
-export interface FieldError {
-  field: string;
-  code: string;
-  message: string;
-}
+import { FieldError, PlatformError, RETRY_SHORTLY } from './platform-error';
 
 /** RFC 9457 problem details as this API sends them. */
 export interface ProblemDetails {
@@ -16,35 +11,29 @@ export interface ProblemDetails {
   errors?: FieldError[];
 }
 
-
 /** Base of problem `type` URIs: the contracts' own, re-exported for the services. */
 export { PROBLEM_TYPE_BASE };
 
+function problemClass(status: number): readonly [slug: string, title: string] {
+  return PROBLEM_TITLES[status] ?? (status >= 500 ? PROBLEM_TITLES[500] : PROBLEM_TITLES[400]);
+}
+
 export function problemFor(status: number, detail: string, errors?: FieldError[]): ProblemDetails {
-  const [slug, title] = PROBLEM_TITLES[status] ?? (status >= 500 ? PROBLEM_TITLES[500] : PROBLEM_TITLES[400]);
+  const [slug, title] = problemClass(status);
   const problem: ProblemDetails = { type: `${PROBLEM_TYPE_BASE}${slug}`, title, status, detail };
   if (errors && errors.length > 0) problem.errors = errors;
   return problem;
 }
 
 /**
- * Throw from a service to answer with a problem+json. `headers` are added to the response
- * (`Retry-After`, `WWW-Authenticate`, `Location`...).
+ * The plain answer: a status and a detail (and the fields at fault, the headers), whose `code` is the
+ * problem type's slug (`not-found`, `validation-failed`...). What the resource services and the
+ * settings area throw; a refusal with a meaning of its own (an OAuth error, a key that can no longer
+ * change) is a subclass of {@link PlatformError} instead.
  */
-export class ProblemException extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-    readonly errors?: FieldError[],
-    readonly headers: Record<string, string> = {},
-  ) {
-    // A problem is an answer, not a fault: its stack is never logged or sent, and capturing one on
-    // every 401/404 showed in the read path's profile (docs/perf.md).
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    super(detail);
-    Error.stackTraceLimit = limit;
-    this.name = 'ProblemException';
+export class ProblemException extends PlatformError {
+  constructor(status: number, detail: string, errors?: FieldError[], headers?: Readonly<Record<string, string>>) {
+    super(status, problemClass(status)[0], detail, { errors, headers });
   }
 
   static validation(errors: FieldError[], detail = 'The request body has invalid fields.'): ProblemException {
@@ -56,6 +45,6 @@ export class ProblemException extends Error {
   }
 
   static unavailable(detail = 'A dependency is unavailable; retry shortly.'): ProblemException {
-    return new ProblemException(503, detail, undefined, { 'Retry-After': '1' });
+    return new ProblemException(503, detail, undefined, RETRY_SHORTLY);
   }
 }

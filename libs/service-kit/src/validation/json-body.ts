@@ -1,4 +1,5 @@
-import { FieldError, ProblemException } from '../http/problem';
+import type { FieldError } from '../http/platform-error';
+import { ProblemException } from '../http/problem';
 import Ajv2020, { ErrorObject } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 

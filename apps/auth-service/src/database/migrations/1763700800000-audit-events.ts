@@ -29,7 +29,7 @@ export class AuditEvents1763700800000 implements MigrationInterface {
     // The list reads newest first, per organization, optionally for one key or one type.
     await q.query(`CREATE INDEX audit_events_key_idx ON auth.audit_events (organization_id, api_key_id, seq DESC)`);
     await q.query(`CREATE INDEX audit_events_type_idx ON auth.audit_events (organization_id, type, seq DESC)`);
-    // The bootstrap (tools/infra/postgres/bootstrap.sql) keeps tables so marked append-only when it re-grants.
+    // The bootstrap (deploy/k8s/base/platform/postgres/bootstrap.sql) keeps tables so marked append-only when it re-grants.
     await q.query(`COMMENT ON TABLE auth.audit_events IS 'append-only: the audit log (ADR 0024); the runtime role may insert and read, never change'`);
     // Append-only for everyone but the table's owner (the migration role): the runtime role, granted
     // SELECT, INSERT, UPDATE, DELETE on the schema's tables by default, loses UPDATE and DELETE here.

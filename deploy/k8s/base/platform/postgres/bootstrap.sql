@@ -6,7 +6,11 @@
 -- the cluster, e.g.
 --
 --   psql -h 127.0.0.1 -U postgres -d postgres -X -v ON_ERROR_STOP=1 \
---        -v dbname=invoicing -v dev_passwords=true -f tools/infra/postgres/bootstrap.sql
+--        -v dbname=invoicing -v dev_passwords=true -f deploy/k8s/base/platform/postgres/bootstrap.sql
+--
+-- The one copy: tools/infra/up.sh, docker-compose.yml (deploy/compose/postgres-init.sh) and the
+-- Kubernetes bootstrap Job (a ConfigMap of base/kustomization.yaml; kustomize loads no file outside
+-- its directory, hence this place) all run this file.
 --
 -- psql variables:
 --   dbname         database to create/use                   (default: invoicing)
@@ -14,14 +18,11 @@
 --                  false -> leave passwords alone (a Kubernetes Job sets them
 --                           from Secrets with ALTER ROLE ... PASSWORD)   (default: true)
 --
--- Layout, one schema per service, two roles per service:
---   service  schema    owner role (migrations)  runtime role (DML only)
---   auth     auth      auth_owner               auth_app
---   invoice  invoices  invoice_owner            invoice_app
---   client   clients   client_owner             client_app
---   payment  payments  payment_owner            payment_app
---   product  products  product_owner            product_app
---   expense  expenses  expense_owner            expense_app
+-- Layout, one schema per service, two roles per service (the list below, `services`, is the only
+-- place that names them; deploy/tests checks it against SERVICES of libs/contracts, and
+-- `nx g ./tools/nx-plugin:resource-service` adds a line):
+--   <svc> = auth, or a resource's kind; schema = auth, or the resource's plural
+--   owner role (migrations) <svc>_owner; runtime role (DML only) <svc>_app
 --
 -- <svc>_owner owns its schema (creates tables, runs migrations).
 -- <svc>_app has USAGE on its own schema and, through default privileges of
@@ -38,23 +39,36 @@
   \set dev_passwords true
 \endif
 
+-- The services: role stem and schema, one per line.
+SELECT string_agg(svc || ':' || sch, ',') AS services FROM (VALUES
+  ('auth', 'auth'),
+  ('invoice', 'invoices'),
+  ('client', 'clients'),
+  ('payment', 'payments'),
+  ('product', 'products'),
+  ('expense', 'expenses')
+) AS service(svc, sch) \gset
+
 SET client_min_messages = warning;
 
 -- Make the psql variables visible inside DO blocks (psql does not interpolate
 -- inside dollar-quoted bodies).
 SELECT set_config('invoicing_bootstrap.dbname', :'dbname', false),
-       set_config('invoicing_bootstrap.dev_passwords', :'dev_passwords', false) \gset ignored_
+       set_config('invoicing_bootstrap.dev_passwords', :'dev_passwords', false),
+       set_config('invoicing_bootstrap.services', :'services', false) \gset ignored_
 
 ------------------------------------------------------------------------------
 -- 1. Roles (cluster-wide)
 ------------------------------------------------------------------------------
 DO $roles$
 DECLARE
+  entry text;
   svc text;
   r   text;
   set_pw boolean := current_setting('invoicing_bootstrap.dev_passwords')::boolean;
 BEGIN
-  FOREACH svc IN ARRAY ARRAY['auth', 'invoice', 'client', 'payment', 'product', 'expense'] LOOP
+  FOREACH entry IN ARRAY string_to_array(current_setting('invoicing_bootstrap.services'), ',') LOOP
+    svc := split_part(entry, ':', 1);
     FOREACH r IN ARRAY ARRAY[svc || '_owner', svc || '_app'] LOOP
       IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
         EXECUTE format('CREATE ROLE %I', r);
@@ -78,7 +92,8 @@ WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = :'dbname') \gexec
 
 -- The settings are per session: set them again after \connect.
 SET client_min_messages = warning;
-SELECT set_config('invoicing_bootstrap.dbname', :'dbname', false) \gset ignored_
+SELECT set_config('invoicing_bootstrap.dbname', :'dbname', false),
+       set_config('invoicing_bootstrap.services', :'services', false) \gset ignored_
 
 ------------------------------------------------------------------------------
 -- 3. Database-level privileges
@@ -93,7 +108,8 @@ REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 DO $schemas$
 DECLARE
   db      text := current_setting('invoicing_bootstrap.dbname');
-  pair    text[];
+  entries text[] := string_to_array(current_setting('invoicing_bootstrap.services'), ',');
+  entry   text;
   svc     text;
   sch     text;
   owner_r text;
@@ -101,15 +117,9 @@ DECLARE
   other   text;
   tbl     text;
 BEGIN
-  FOREACH pair SLICE 1 IN ARRAY ARRAY[
-      ARRAY['auth',    'auth'],
-      ARRAY['invoice', 'invoices'],
-      ARRAY['client',  'clients'],
-      ARRAY['payment', 'payments'],
-      ARRAY['product', 'products'],
-      ARRAY['expense', 'expenses']] LOOP
-    svc := pair[1];
-    sch := pair[2];
+  FOREACH entry IN ARRAY entries LOOP
+    svc := split_part(entry, ':', 1);
+    sch := split_part(entry, ':', 2);
     owner_r := svc || '_owner';
     app_r := svc || '_app';
 
@@ -144,7 +154,7 @@ BEGIN
 
     -- Belt and braces: no privilege on any other service schema (e.g. left
     -- over from a manual grant).
-    FOR other IN SELECT unnest(ARRAY['auth', 'invoices', 'clients', 'payments', 'products', 'expenses']) LOOP
+    FOR other IN SELECT split_part(unnest(entries), ':', 2) LOOP
       IF other <> sch AND EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = other) THEN
         EXECUTE format('REVOKE ALL ON SCHEMA %I FROM %I, %I', other, owner_r, app_r);
       END IF;
