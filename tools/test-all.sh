@@ -51,17 +51,20 @@ fi
 node -e '
   const fs = require("fs"), dir = "tmp/test-results";
   let passed = 0, failed = 0, skipped = 0;
-  const failures = [];
+  const failures = [], suites = [];
   for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
     const r = JSON.parse(fs.readFileSync(`${dir}/${f}`, "utf8"));
     passed += r.passed; failed += r.failed; skipped += r.skipped;
     failures.push(...(r.failures ?? []));
+    suites.push(...(r.suites ?? []));
   }
   if (passed + failed === 0) failed = 1;
   for (const { test, message } of failures) {
     console.log(`test-all: FAILED ${test}`);
     console.log(message.split("\n").map((line) => `    ${line}`).join("\n"));
   }
+  console.log("test-all: the slowest test files:");
+  for (const { file, ms } of suites.sort((a, b) => b.ms - a.ms).slice(0, 12)) console.log(`  ${(ms / 1000).toFixed(0).padStart(4)} s  ${file}`);
   console.log(`test-all: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   process.exitCode = failed > 0 ? 1 : 0;
 ' || status=1

@@ -20,6 +20,11 @@ class SummaryReporter {
         failed: results.numFailedTests + results.numRuntimeErrorTestSuites,
         skipped: results.numPendingTests + results.numTodoTests,
         failures: failures(results),
+        // How long each test file took: tools/test-all.sh prints the slowest, where CI time goes.
+        suites: (results.testResults ?? []).map((suite) => ({
+          file: path.relative(path.join(__dirname, '..', '..'), suite.testFilePath ?? ''),
+          ms: (suite.perfStats?.end ?? 0) - (suite.perfStats?.start ?? 0),
+        })),
       }),
     );
   }

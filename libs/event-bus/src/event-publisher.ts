@@ -29,7 +29,9 @@ export interface EventPublisher {
  * round trip.
  */
 export class KafkaEventPublisher implements EventPublisher {
-  readonly client: KafkaEventClient;
+  // Private: `emit` sends as soon as it is called, and an error nobody subscribes to goes nowhere.
+  // Every send goes through `publish`, which awaits the broker's acknowledgement.
+  private readonly client: KafkaEventClient;
 
   constructor(kafka: Kafka) {
     this.client = new KafkaEventClient(kafka);

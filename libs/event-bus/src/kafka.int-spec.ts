@@ -67,6 +67,37 @@ describe(KafkaReplayingSubscriber.name, () => {
     await producer.disconnect();
   });
 
+  it('stops counting as up to date while its handler cannot apply a message, and applies it after a relaunch (fail closed, ADR 0017)', async () => {
+    const subscriber = new KafkaReplayingSubscriber(kafka, {
+      topic,
+      groupId: `event-bus-int-${randomUUID()}`,
+      // Long enough that each relaunch replays the poison message again.
+      replayWindowMs: 600_000,
+      maxWaitTimeInMs: 100,
+      handle: (m) => {
+        if (m.value?.toString() === 'poison' && failing) throw new Error('cannot apply it yet');
+        if (m.value?.toString() === 'poison') applied = true;
+      },
+    });
+    let failing = true;
+    let applied = false;
+    await subscriber.start();
+    const until = async (condition: () => boolean, ms: number) => {
+      for (const deadline = Date.now() + ms; !condition() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+    };
+    await until(() => subscriber.caughtUp && Date.now() - (subscriber.upToDateAt ?? 0) < 500, 15000);
+    await new KafkaEventPublisher(kafka).publish(topic, [{ key: 'poison', value: 'poison' }]);
+    // kafkajs gives up on the consumer at the first failure (not retriable), the relaunch reads up to
+    // the poison message again, fails again: its fetches no longer count, the view grows stale.
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(Date.now() - (subscriber.upToDateAt ?? 0)).toBeGreaterThan(3000);
+    failing = false;
+    await until(() => applied && Date.now() - (subscriber.upToDateAt ?? 0) < 500, 20000);
+    expect(applied).toBe(true);
+    expect(Date.now() - (subscriber.upToDateAt ?? 0)).toBeLessThan(500);
+    await subscriber.stop();
+  });
+
   it('is caught up at once on an empty window', async () => {
     const subscriber = new KafkaReplayingSubscriber(kafka, {
       topic,

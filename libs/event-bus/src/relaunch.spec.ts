@@ -110,6 +110,31 @@ describe(`${KafkaReplayingSubscriber.name}: upToDateAt (how fresh its view of th
   });
 });
 
+describe(`${KafkaReplayingSubscriber.name}, when its handler fails`, () => {
+  it('makes kafkajs give up on the consumer (not retry the message forever), so the relaunch from the replay window stops the view from counting as fresh', async () => {
+    const { kafka, consumers } = fakeKafka();
+    let failing = true;
+    const s = new KafkaReplayingSubscriber(kafka, {
+      topic: 't',
+      groupId: 'g',
+      replayWindowMs: 60000,
+      maxWaitTimeInMs: 100,
+      handle: (message) => {
+        if (failing && message.offset === '8') throw new TypeError('cannot apply');
+      },
+    });
+    await s.start();
+    await consumers[0].deliver(7);
+    const failure = (await consumers[0].deliverValue(8, '{}').catch((e: unknown) => e)) as Error & { retriable?: boolean; cause?: unknown };
+    // kafkajs retries an error unless it says `retriable: false`, and restarts the consumer itself
+    // after the retries: every one of those fetches would have counted as fresh.
+    expect(failure).toMatchObject({ retriable: false, message: expect.stringContaining('offset 8: cannot apply') });
+    expect(failure.cause).toBeInstanceOf(TypeError);
+    await s.stop();
+    failing = false;
+  });
+});
+
 describe(KafkaGroupSubscriber.name, () => {
   it('starts a consumer again in the same group when kafkajs gives up on it after a crash', async () => {
     const { kafka, consumers } = fakeKafka();

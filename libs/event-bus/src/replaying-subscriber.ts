@@ -122,7 +122,13 @@ export class KafkaReplayingSubscriber {
       topic: this.options.topic,
       groupId: this.options.groupId,
       autoCommitInterval: 1000,
-      handle: (message) => this.options.handle(message),
+      handle: async (message) => {
+        try {
+          await this.options.handle(message);
+        } catch (e) {
+          throw handlerFailure(message, e);
+        }
+      },
       handled: (partition, offset) => {
         if (this.consumer !== consumer) return;
         const target = this.targets.get(partition);
@@ -168,4 +174,21 @@ export class KafkaReplayingSubscriber {
   private now(): number {
     return (this.options.now ?? Date.now)();
   }
+}
+
+/**
+ * A handler that failed stops the consumer, and the subscription starts again from its replay window
+ * (`relaunchAfterFatalCrash`), counting as up to date only once it has handled every message up to
+ * the end offsets of that relaunch, the failed one included. Were the failure retriable, kafkajs would
+ * fetch the message again and again, and restart the consumer itself, and every one of those fetches
+ * would count as fresh: a view stuck behind a message it cannot apply would still vouch for tokens
+ * (ADR 0017 wants it to fail closed). `retriable: false` makes kafkajs give up on the consumer at once.
+ */
+function handlerFailure(message: IncomingMessage, cause: unknown): Error {
+  const said = cause instanceof Error ? cause.message : String(cause);
+  return Object.assign(new Error(`handler of ${message.topic} failed at partition ${message.partition}, offset ${message.offset}: ${said}`), {
+    name: 'KafkaHandlerFailure',
+    retriable: false,
+    cause,
+  });
 }

@@ -98,13 +98,9 @@ export interface DocsSite {
   assets: ReadonlyMap<string, StaticAsset>;
 }
 
-/** The page and its two scripts, for the document titled `title`. */
-export function buildDocsSite(options: { title: string; redocBundle: Buffer }): DocsSite {
-  const redoc = createStaticAsset('redoc.standalone.js', options.redocBundle, 'text/javascript; charset=utf-8');
-  const init = createStaticAsset('redoc-init.js', redocInitScript(), 'text/javascript; charset=utf-8');
-  const script = (asset: StaticAsset) => `<script src="${DOCS_PATH}/${asset.name}" integrity="${asset.integrity}"></script>`;
-  const title = escapeHtml(`${options.title}: reference`);
-  const page = `<!doctype html>
+/** The start of a docs page up to `</head>`: the same head for the reference and the events page. `title` is escaped HTML. */
+export function pageHead(title: string, css: string): string {
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -112,8 +108,17 @@ export function buildDocsSite(options: { title: string; redocBundle: Buffer }): 
 <meta name="referrer" content="no-referrer">
 <link rel="icon" href="data:,">
 <title>${title}</title>
-<style>body{margin:0}${NAV_CSS}</style>
-</head>
+<style>${css}</style>
+</head>`;
+}
+
+/** The page and its two scripts, for the document titled `title`. */
+export function buildDocsSite(options: { title: string; redocBundle: Buffer }): DocsSite {
+  const redoc = createStaticAsset('redoc.standalone.js', options.redocBundle, 'text/javascript; charset=utf-8');
+  const init = createStaticAsset('redoc-init.js', redocInitScript(), 'text/javascript; charset=utf-8');
+  const script = (asset: StaticAsset) => `<script src="${DOCS_PATH}/${asset.name}" integrity="${asset.integrity}"></script>`;
+  const title = escapeHtml(`${options.title}: reference`);
+  const page = `${pageHead(title, `body{margin:0}${NAV_CSS}`)}
 <body>
 ${siteNav('reference')}
 <noscript><p>This reference needs JavaScript. The OpenAPI 3.1 document is at <a href="${SPEC_PATH}">${SPEC_PATH}</a>; the events (AsyncAPI 3.0) are at <a href="${EVENTS_PATH}">${EVENTS_PATH}</a>, no script needed.</p></noscript>

@@ -1,4 +1,4 @@
-import { ASYNCAPI_PATH, escapeHtml, NAV_CSS, siteNav } from './docs-site';
+import { ASYNCAPI_PATH, escapeHtml, NAV_CSS, pageHead, siteNav } from './docs-site';
 
 /**
  * The events page at /api/v1/docs/events: the AsyncAPI document (/api/v1/asyncapi.json) rendered
@@ -189,16 +189,7 @@ ${examples.map((e) => `<details open><summary>Example${e.summary ? `: ${escapeHt
     })
     .join('\n');
 
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<link rel="icon" href="data:,">
-<title>${title}</title>
-<style>${EVENTS_CSS}${NAV_CSS}</style>
-</head>
+  return `${pageHead(title, `${EVENTS_CSS}${NAV_CSS}`)}
 <body>
 ${siteNav('events')}
 <header>

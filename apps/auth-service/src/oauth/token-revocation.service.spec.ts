@@ -8,8 +8,8 @@ import type { PendingRevocationRecord, SessionStore } from '../sessions/session-
 import { AccessTokenSigner } from './access-token-signer';
 import type { ClientAuthenticator } from './client-authenticator';
 import type { RevocationOutbox } from '../revocation/revocation-outbox.service';
-import { OAuthError } from './oauth-errors';
 import { parseRevocationRequest, TokenRevocationService } from './token-revocation.service';
+import { basicAuth as basic, thrownOAuthError as thrown } from '../testing/oauth-errors';
 
 const KEY_A = '01933c3e-8a7b-7cc0-9f00-00000000000a';
 const KEY_B = '01933c3e-8a7b-7cc0-9f00-00000000000b';
@@ -87,17 +87,7 @@ describe(TokenRevocationService.name, () => {
   });
 });
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
-function thrown(fn: () => unknown): OAuthError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(OAuthError);
-    return e as OAuthError;
-  }
-  throw new Error('expected an OAuthError');
-}
 
 describe(parseRevocationRequest.name, () => {
   it('reads token, a known hint and the client credentials from Basic or the body', () => {

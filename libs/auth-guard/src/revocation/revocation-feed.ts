@@ -1,5 +1,5 @@
 import { Controller, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { EventPattern, Payload } from '@nestjs/microservices';
+import { EventPattern } from '@nestjs/microservices';
 import { ACCESS_TOKEN_TTL_SECONDS, API_KEY_EXPIRING_V1, REVOCATION_EVENT_SCHEMAS, REVOCATIONS_TOPIC, validateAuthTopicEvent } from '@invoicing/contracts';
 import { IncomingMessage, jsonValueOf, KafkaEventTransport, ReplaySubscriptionState } from '@invoicing/event-bus';
 import { hostname } from 'node:os';
@@ -163,8 +163,10 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
 export class RevocationFeedController {
   constructor(private readonly feed: RevocationFeed) {}
 
+  // No parameter decorator: Nest then hands the transport's arguments (the message first) straight
+  // to the method and skips its pipes step, a few microseconds a revocation.
   @EventPattern(REVOCATIONS_TOPIC)
-  apply(@Payload() message: IncomingMessage): void {
+  apply(message: IncomingMessage): void {
     this.feed.handle(message);
   }
 }

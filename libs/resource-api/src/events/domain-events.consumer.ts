@@ -1,5 +1,5 @@
 import { Controller, Logger } from '@nestjs/common';
-import { EventPattern, Payload } from '@nestjs/microservices';
+import { EventPattern } from '@nestjs/microservices';
 import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, parsePublicId, validateDomainEvent } from '@invoicing/contracts';
 import { IncomingMessage, jsonValueOf, KafkaEventTransport } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
@@ -70,8 +70,9 @@ export class DomainEventsConsumer {
 export class DomainEventsController {
   constructor(private readonly consumer: DomainEventsConsumer) {}
 
+  // No parameter decorator: Nest passes the message straight through (no pipes step).
   @EventPattern(DOMAIN_TOPIC)
-  handle(@Payload() message: IncomingMessage): Promise<void> {
+  handle(message: IncomingMessage): Promise<void> {
     return this.consumer.handle(message);
   }
 }

@@ -4,25 +4,16 @@ import type { LastUsedRecorder } from '../../keys/last-used-recorder';
 import type { Clock } from '../../common/clock';
 import type { SessionStore } from '../../sessions/session-store';
 import type { ClientAuthenticator } from '../client-authenticator';
-import { InvalidClient, OAuthError } from '../oauth-errors';
+import { InvalidClient } from '../oauth-errors';
 import type { TokenPairFactory } from '../token-pair';
 import { ClientCredentialsGrant, parseClientCredentialsRequest } from './client-credentials.grant';
+import { basicAuth as basic, thrownOAuthError as thrown } from '../../testing/oauth-errors';
 
 const KEY = '01933c3e-8a7b-7cc0-9f00-00000000000a';
 const ORG = '01933c3e-8a7b-7cc0-9f00-0000000000f0';
 const NOW = 1_763_700_000_000;
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
-function thrown(fn: () => unknown): OAuthError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(OAuthError);
-    return e as OAuthError;
-  }
-  throw new Error('expected an OAuthError');
-}
 
 describe(parseClientCredentialsRequest.name, () => {
   it('reads credentials from the body', () => {

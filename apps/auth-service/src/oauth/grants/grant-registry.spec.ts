@@ -1,8 +1,8 @@
 import { buildAuthorizationServerMetadata } from '../authorization-server-metadata';
-import { OAuthError } from '../oauth-errors';
 import type { ClientCredentialsGrant } from './client-credentials.grant';
 import { GrantRegistry } from './grant-registry';
 import type { RefreshTokenGrant } from './refresh-token.grant';
+import { thrownOAuthError as thrown } from '../../testing/oauth-errors';
 
 function setup() {
   const clientCredentials = { grantType: 'client_credentials', handle: jest.fn().mockResolvedValue('cc') };
@@ -11,15 +11,6 @@ function setup() {
   return { registry, clientCredentials, refreshToken };
 }
 
-function thrown(fn: () => unknown): OAuthError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(OAuthError);
-    return e as OAuthError;
-  }
-  throw new Error('expected an OAuthError');
-}
 
 describe(GrantRegistry.name, () => {
   it('hands the request to the grant its grant_type names, with the client authentication and address', async () => {

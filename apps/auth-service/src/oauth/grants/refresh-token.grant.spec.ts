@@ -9,6 +9,7 @@ import type { SessionStore } from '../../sessions/session-store';
 import type { ClientAuthenticator } from '../client-authenticator';
 import type { TokenPairFactory } from '../token-pair';
 import { parseRefreshEndpointRequest, parseRefreshTokenRequest, RefreshTokenGrant } from './refresh-token.grant';
+import { basicAuth as basic, thrownOAuthError as thrown } from '../../testing/oauth-errors';
 
 const KEY_A = '01933c3e-8a7b-7cc0-9f00-00000000000a';
 const KEY_B = '01933c3e-8a7b-7cc0-9f00-00000000000b';
@@ -16,17 +17,7 @@ const SID = 'ses_01933c3e8a7b7cc09f00000000000001';
 const FROM = '10.0.0.1';
 const NOW = 1_763_700_000_000;
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
-function thrown(fn: () => unknown): OAuthError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(OAuthError);
-    return e as OAuthError;
-  }
-  throw new Error('expected an OAuthError');
-}
 
 async function rejected(promise: Promise<unknown>): Promise<OAuthError> {
   const e = await promise.then(
