@@ -94,9 +94,13 @@ async function startUpstream(
   return { app, url: address, hits: () => hits };
 }
 
-/** A TCP server that accepts and immediately drops every connection: a crashing upstream. */
+/**
+ * A TCP server that drops every connection as soon as the request starts arriving: a crashing
+ * upstream. Not at accept: a reset that reaches nginx before its connect() has completed is a refused
+ * connection (no connect time), the gateway's 503, and on a busy machine it sometimes did.
+ */
 async function startResettingServer(): Promise<{ server: Server; url: string }> {
-  const server = createServer((socket) => socket.destroy());
+  const server = createServer((socket) => socket.once('data', () => socket.destroy()));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
