@@ -21,6 +21,8 @@ function filled(object: K8sObject, name: string, port: number): K8sObject {
 }
 
 const isApiService = (name: string) => name.endsWith('-service');
+/** The API services that verify other services' credentials and ask with their own (SERVICE_TOKEN_KEYS). */
+const isResourceService = (name: string) => isApiService(name) && name !== 'auth-service';
 
 /** A rendered object with the generated ConfigMaps' names as written (kustomize appends a hash). */
 function unhashed(object: K8sObject | undefined): K8sObject | undefined {
@@ -39,7 +41,16 @@ describe('Kubernetes components (deploy/k8s/components): one place for what ever
     expect(readdirSync(join(K8S_DIR, 'base', app)).sort()).toEqual(['deployment.yaml', 'kustomization.yaml']);
     const own = kustomizationOf(`base/${app}`);
     expect(own.resources).toEqual(['deployment.yaml']);
-    expect(own.components).toEqual(isApiService(app) ? ['../../components/app', '../../components/service'] : ['../../components/app']);
+    const components = ['../../components/app', ...(isApiService(app) ? ['../../components/service'] : []), ...(isResourceService(app) ? ['../../components/resource-service'] : [])];
+    expect(own.components).toEqual(components);
+  });
+
+  it.each(services.filter(isApiService))('%s: the service-credential ring on its Deployment and migration Job exactly when it is a resource service', (name) => {
+    for (const object of [named(base, 'Deployment', name), named(base, 'Job', `${name}-migrate`)]) {
+      const env = ((object?.spec as { template: { spec: { containers: Array<{ env: Array<{ name: string; valueFrom?: unknown }> }> } } }).template.spec.containers[0].env);
+      const ring = env.find((e) => e.name === 'SERVICE_TOKEN_KEYS');
+      expect({ name, ring }).toEqual({ name, ring: isResourceService(name) ? { name: 'SERVICE_TOKEN_KEYS', valueFrom: { secretKeyRef: { name: 'invoicing-service-token-keys', key: 'SERVICE_TOKEN_KEYS' } } } : undefined });
+    }
   });
 
   it('the components name no app: every name is a placeholder the replacements fill in', () => {
@@ -75,7 +86,13 @@ describe('Kubernetes components (deploy/k8s/components): one place for what ever
     const port = SERVICES[name].port;
     for (const kind of ['Job', 'NetworkPolicy']) {
       const template = filled(componentObjects('service').find((o) => o.kind === kind) as K8sObject, name, port);
-      expect(unhashed(named(base, kind, `${name}-migrate`))).toEqual(template);
+      // components/resource-service's one variable aside (checked on its own above).
+      const rendered = JSON.parse(JSON.stringify(unhashed(named(base, kind, `${name}-migrate`)))) as K8sObject;
+      if (kind === 'Job') {
+        const container = (rendered.spec as { template: { spec: { containers: Array<{ env: Array<{ name: string }> }> } } }).template.spec.containers[0];
+        container.env = container.env.filter((e) => e.name !== 'SERVICE_TOKEN_KEYS');
+      }
+      expect(rendered).toEqual(template);
     }
   });
 });

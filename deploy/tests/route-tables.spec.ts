@@ -1,5 +1,5 @@
 import { GATEWAY_PORT, GATEWAY_ROUTES, SERVICES } from '@invoicing/contracts';
-import { GATEWAY_LIMITS, namedUpstreams } from '@invoicing/gateway';
+import { DEFAULT_HSTS, GATEWAY_LIMITS, hstsHeaderValue, namedUpstreams } from '@invoicing/gateway';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadCompose } from './support/compose';
@@ -145,5 +145,55 @@ describe('limits: the Ingress and its controller enforce what the nginx gateway 
     expect(GATEWAY_LIMITS.lineBytes % 1024).toBe(0);
     expect(readme).toContain(`large-client-header-buffers: "${GATEWAY_LIMITS.headBuffers} ${GATEWAY_LIMITS.lineBytes / 1024}k"`);
     for (const line of ['generate-request-id: "true"', 'use-forwarded-headers: "false"', 'compute-full-forwarded-for: "false"']) expect(readme).toContain(line);
+  });
+});
+
+describe('HSTS where TLS ends: the Ingress of the prod overlay, never over plain HTTP (RFC 6797; docs/api.md section 10)', () => {
+  const prefix = 'nginx.ingress.kubernetes.io/';
+  const ingressOf = (dir: string) => named(render(dir), 'Ingress', 'invoicing') as K8sObject;
+  /** Annotations that would add a response header on every location, plain HTTP included. */
+  const headerAnnotations = (ingress: K8sObject) =>
+    Object.entries(ingress.metadata.annotations ?? {}).filter(([key, value]) => key.endsWith('-snippet') || key === `${prefix}custom-headers` || /strict-transport-security/i.test(value));
+
+  it('prod terminates TLS for every host it routes and redirects plain HTTP to it; the base and dev, plain HTTP, do neither', () => {
+    const ingress = ingressOf('overlays/prod');
+    const spec = ingress.spec as { tls?: { hosts: string[]; secretName: string }[]; rules: { host?: string }[] };
+    const covered = new Set((spec.tls ?? []).flatMap((t) => t.hosts));
+    expect(spec.rules.map((r) => r.host)).toEqual(spec.rules.map((r) => (r.host && covered.has(r.host) ? r.host : 'not covered by TLS')));
+    expect(ingress.metadata.annotations?.[`${prefix}ssl-redirect`]).toBe('true');
+    // ingress-nginx sends HSTS itself on TLS only (its ConfigMap keys, below); an annotation adding the
+    // header would send it on plain HTTP too.
+    expect(headerAnnotations(ingress)).toEqual([]);
+    // The base and the dev overlay have no TLS, so neither a redirect to it nor HSTS.
+    for (const dir of ['base', 'overlays/dev']) {
+      const plain = ingressOf(dir);
+      expect({ dir, tls: (plain.spec as { tls?: unknown }).tls, redirect: plain.metadata.annotations?.[`${prefix}ssl-redirect`], headers: headerAnnotations(plain) }).toEqual({
+        dir,
+        tls: undefined,
+        redirect: undefined,
+        headers: [],
+      });
+    }
+  });
+
+  it("deploy/README.md gives the controller's HSTS keys, the nginx gateway's policy (DEFAULT_HSTS)", () => {
+    const readme = readFileSync(join(ROOT, 'deploy/README.md'), 'utf8');
+    expect(hstsHeaderValue(DEFAULT_HSTS)).toBe(`max-age=${DEFAULT_HSTS.maxAgeSeconds}; includeSubDomains`);
+    for (const line of [
+      'hsts: "true"',
+      `hsts-max-age: "${DEFAULT_HSTS.maxAgeSeconds}"`,
+      `hsts-include-subdomains: "${DEFAULT_HSTS.includeSubDomains}"`,
+      `hsts-preload: "${DEFAULT_HSTS.preload}"`,
+      'ssl-redirect: "true"',
+    ]) {
+      expect(readme).toContain(line);
+    }
+  });
+
+  it("compose's gateway is plain HTTP with no TLS load balancer it trusts: it never sends HSTS", () => {
+    const conf = committedComposeConfig();
+    expect(conf).toContain('  geo $gateway_from_tls_proxy {\n    default 0;\n  }');
+    expect(conf).toContain('proxy_set_header X-Forwarded-Proto $gateway_scheme;');
+    expect(parseNginxRouting(conf).listens.every((listen) => !/\bssl\b/.test(listen))).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 import { ExposureService } from './secret-scanning/exposure.service';
 import { AuditController } from './audit/audit.controller';
 import { AuditLog } from './audit/audit-log';
+import { AuditFailureDigest } from './audit/failure-digest';
 import { ApiKeyChanges } from './lifecycle/api-key-changes';
 import { KeyChangeLimit } from './lifecycle/key-change-limit';
 import { KeyExpirySweep } from './lifecycle/key-expiry.sweep';
@@ -72,6 +73,7 @@ export class AppModule {
         KeyExpirySweep,
         KeyChangeLimit,
         AuditLog,
+        AuditFailureDigest,
         ExposureService,
       ],
     };

@@ -18,6 +18,7 @@ export async function createAuthApp(config: AuthConfig): Promise<ServiceApp> {
     logLevel: config.LOG_LEVEL,
     acceptForms: true,
     trustedProxies: config.TRUSTED_PROXIES,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     // Every error keeps the format of the endpoint it hit, including errors raised before a handler
     // (bad JSON, media type, size): RFC 6749 on the token endpoints, problem+json elsewhere. One
     // edge writes both (service-kit's sendError); the code that refuses only throws (ADR 0032).

@@ -2,7 +2,7 @@ import { ALL_SCOPES, Resource, RESOURCES } from '@invoicing/contracts';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { claimsOf, http, HttpResult, TokenPair } from './support/api';
-import { createKey, Platform, startPlatform } from './support/platform';
+import { createKey, itWhen, Platform, STACK, startPlatform } from './support/platform';
 import { platformPorts } from './support/ports';
 import { sleep } from './support/processes';
 
@@ -193,6 +193,21 @@ describe('the five resources behind one base URL', () => {
     expect(unknown.headers.get('content-type')).toContain('application/problem+json');
     const internal = await http('GET', `${BASE}/internal/v1/objects/cli_${'0'.repeat(32)}`);
     expect(internal.status).toBe(404);
+  });
+
+  itWhen(!STACK.external, "a running stack does not publish the services' own ports")("refuses a tenant's token on a service's internal route, even on its own port", async () => {
+    // The probe: a key that may only write expenses reads a client through the client service's
+    // internal route, where the public route answers 403.
+    const writer = await exchange(await newKey());
+    const client = await http('POST', `${BASE}/api/v1/clients`, { token: writer.access_token, body: { name: 'Private', email: 'ap@private.example', tax_id: 'DE123' } });
+    expect(client.status).toBe(201);
+    const narrow = await exchange(await createKey('E2E Resources', 'expenses only', 'write:expenses'));
+    expect((await http('GET', `${BASE}/api/v1/clients/${client.body.id}`, { token: narrow.access_token })).status).toBe(403);
+    const direct = await http('GET', `${platform.url('client-service')}/internal/v1/objects/${client.body.id}`, { token: narrow.access_token });
+    expect(direct.status).toBe(401);
+    expect(JSON.stringify(direct.body)).not.toContain('DE123');
+    // Even a token with every scope: the route is for the platform's services, not for tenants.
+    expect((await http('GET', `${platform.url('client-service')}/internal/v1/objects/${client.body.id}`, { token: writer.access_token })).status).toBe(401);
   });
 
   it("passes the services' 413 for an oversized body through the gateway, every time", async () => {

@@ -1,4 +1,6 @@
 /// <reference lib="dom" />
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { join } from 'node:path';
 import { BrowserContext, Locator, Page } from 'playwright-core';
 import { http, TokenPair } from './support/api';
@@ -594,5 +596,114 @@ describe('the settings page, in a browser, through the gateway', () => {
     await page.waitForURL(`${BASE}/settings/audit?type=api_key.rolled`);
     await page.locator('#audit-count', { hasText: /^1 event shown\.$/ }).waitFor();
     expect(await filters.getByLabel('Event type').inputValue()).toBe('api_key.rolled');
+  });
+
+  it('shows every active key above the revoked ones, which come on request a page at a time; the settings answers are the ones the OpenAPI document declares', async () => {
+    // An organization of its own: its key list holds only this test's keys.
+    await page.goto(`${BASE}/settings`);
+    const landed = page.getByRole('heading', { level: 1 }).filter({ hasText: /^(Account|Log in)$/ });
+    await landed.waitFor();
+    if ((await landed.innerText()) === 'Account') {
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await heading('Log in').waitFor();
+    }
+    await signUp('Key List Ltd');
+
+    // One key, then many keys disposed of at once, as a script (or an intruder) would: through the
+    // API with the page's own session. The first key used to fall off a list of the newest keys.
+    const made = await page.evaluate(async () => {
+      const csrf = ((await (await fetch('/api/v1/account/csrf')).json()) as { csrf_token: string }).csrf_token;
+      const headers = { 'content-type': 'application/json', 'x-csrf-token': csrf };
+      const create = async (name: string) =>
+        ((await (await fetch('/api/v1/settings/api-keys', { method: 'POST', headers, body: JSON.stringify({ name, scopes: ['read:invoices'] }) })).json()) as { id: string }).id;
+      const live = await create('Hidden in plain sight');
+      const dead: string[] = [];
+      for (let i = 0; i < 25; i += 1) {
+        const id = await create(`Disposed of ${i}`);
+        await fetch(`/api/v1/settings/api-keys/${id}/revoke`, { method: 'POST', headers: { 'x-csrf-token': csrf } });
+        dead.push(id);
+      }
+      return { live, dead };
+    });
+
+    await page.goto(`${BASE}/settings/api`);
+    await heading('API').waitFor();
+    await keyCard('Hidden in plain sight').waitFor();
+    const liveCards = page.locator('#keys-list .key-card');
+    expect(await liveCards.evaluateAll((els) => els.map((el) => el.getAttribute('data-key-id')))).toEqual([made.live]);
+
+    // Revoked keys on request, newest first, 20 at a time.
+    const toggle = page.getByRole('button', { name: 'Show revoked and expired keys' });
+    await toggle.click();
+    expect(await page.locator('#keys-inactive-toggle').getAttribute('aria-expanded')).toBe('true');
+    await page.locator('#keys-inactive-count', { hasText: /^20 revoked or expired keys shown; more are available\.$/ }).waitFor();
+    const inactiveIds = () => page.locator('#keys-inactive-list .key-card').evaluateAll((els) => els.map((el) => el.getAttribute('data-key-id')));
+    expect(await inactiveIds()).toEqual([...made.dead].reverse().slice(0, 20));
+    await page.getByRole('button', { name: 'Show more keys' }).click();
+    await page.locator('#keys-inactive-count', { hasText: /^25 revoked or expired keys shown\.$/ }).waitFor();
+    expect(await inactiveIds()).toEqual([...made.dead].reverse());
+    expect(await page.locator('#keys-inactive-more').isHidden()).toBe(true);
+    // Focus moved on to the first key the page brought, not back to the top.
+    expect(await page.evaluate(() => document.activeElement?.closest('[data-key-id]')?.getAttribute('data-key-id'))).toBe(made.dead[4]);
+    // None of them can be acted on; the live key still can.
+    expect(await page.locator('#keys-inactive-list').getByRole('button').count()).toBe(0);
+    expect(await keyCard('Hidden in plain sight').getByRole('button', { name: /^Revoke/ }).count()).toBe(1);
+    await page.screenshot({ path: join(SCREENSHOTS, 'key-list-with-revoked.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Hide revoked and expired keys' }).click();
+    expect(await page.locator('#keys-inactive').isHidden()).toBe(true);
+
+    // Every answer of the key list, the audit log and key creation (its 429 included) is what the
+    // served OpenAPI document declares for its path, method, status and media type.
+    const answers = await page.evaluate(async () => {
+      const csrf = ((await (await fetch('/api/v1/account/csrf')).json()) as { csrf_token: string }).csrf_token;
+      const read = async (response: Response) => ({ status: response.status, type: (response.headers.get('content-type') ?? '').split(';')[0], retryAfter: response.headers.get('retry-after'), body: (await response.json()) as unknown });
+      const list = async (path: string) => ({ path, method: 'get', ...(await read(await fetch(path))) });
+      const got = [
+        await list('/api/v1/settings/api-keys'),
+        await list('/api/v1/settings/api-keys?status=revoked,expired&limit=2'),
+        await list('/api/v1/settings/api-keys?limit=0&status=live'),
+        await list('/api/v1/settings/api-keys?status=active&status=revoked'),
+        await list('/api/v1/settings/audit-events?limit=5'),
+        await list('/api/v1/settings/audit-events?type=api_key.created&type=api_key.revoked'),
+      ];
+      // Creations until the organization's minute is spent (100 by default; 26 made above).
+      for (let i = 0; i < 110; i += 1) {
+        const answer = await read(
+          await fetch('/api/v1/settings/api-keys', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify({ name: `Burst ${i}`, scopes: ['read:invoices'] }) }),
+        );
+        if (i === 0 || answer.status !== 201) got.push({ path: '/api/v1/settings/api-keys', method: 'post', ...answer });
+        if (answer.status !== 201) break;
+      }
+      return got;
+    });
+    const anonymous = await http('GET', `${BASE}/api/v1/settings/api-keys`);
+    answers.push({ path: '/api/v1/settings/api-keys', method: 'get', status: anonymous.status, type: (anonymous.headers.get('content-type') ?? '').split(';')[0], retryAfter: null, body: anonymous.body });
+    expect(answers.map((a) => `${a.method} ${a.path.split('?')[0]} ${a.status}`)).toEqual([
+      'get /api/v1/settings/api-keys 200',
+      'get /api/v1/settings/api-keys 200',
+      'get /api/v1/settings/api-keys 400',
+      'get /api/v1/settings/api-keys 400',
+      'get /api/v1/settings/audit-events 200',
+      'get /api/v1/settings/audit-events 400',
+      'post /api/v1/settings/api-keys 201',
+      'post /api/v1/settings/api-keys 429',
+      'get /api/v1/settings/api-keys 401',
+    ]);
+    expect(Number(answers[7].retryAfter)).toBeGreaterThan(0);
+    expect((answers[3].body as { errors: unknown[] }).errors).toEqual([{ field: 'status', code: 'repeated', message: 'must be given once' }]);
+    expect((answers[5].body as { errors: unknown[] }).errors).toEqual([{ field: 'type', code: 'repeated', message: 'must be given once' }]);
+
+    const doc = await http('GET', `${BASE}/api/v1/openapi.json`);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ ...doc.body, $id: 'openapi.json' });
+    const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    for (const a of answers) {
+      const path = a.path.split('?')[0];
+      const ref = `openapi.json#/${pointer('paths', path, a.method, 'responses', String(a.status), 'content', a.type, 'schema')}`;
+      const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
+      const call = `${a.method.toUpperCase()} ${a.path} ${a.status}`;
+      expect({ call, errors: validate(a.body) ? null : validate.errors }).toEqual({ call, errors: null });
+    }
   });
 });

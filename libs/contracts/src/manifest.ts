@@ -143,6 +143,14 @@ export function ownerOfKind(kind: DomainObjectKind): ResourceServiceName {
   return `${kind}-service`;
 }
 
+/**
+ * `client` → `['invoice-service']`: the services whose objects reference objects of that kind, i.e.
+ * the only services that may ask its owner for one (the owner's internal route, ADR 0012).
+ */
+export function referrersOfKind(kind: DomainObjectKind): ResourceServiceName[] {
+  return RESOURCES.filter((r) => (RESOURCE_MANIFEST[r].references as readonly string[]).includes(kind)).map(serviceOfResource);
+}
+
 /** Derived identity of a resource service: its name, Postgres schema and database role stem. */
 export function resourceServiceIdentity(resource: Resource): { name: ResourceServiceName; schema: Resource; role: DomainObjectKind; port: number } {
   const entry = RESOURCE_MANIFEST[resource];

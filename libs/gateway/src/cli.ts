@@ -3,13 +3,16 @@
  *
  *   tsx libs/gateway/src/cli.ts render [--upstreams loopback|named] [--offset N] [--instances N] [--listen ADDR]
  *       [--status-listen ADDR] [--runtime-dir DIR] [--access-log PATH|off] [--error-log PATH]
- *       [--workers N|auto] [--proxy-bind ADDR] [--trace-sample-percent P] [--out FILE]
+ *       [--workers N|auto] [--proxy-bind ADDR] [--trace-sample-percent P] [--tls-proxy ADDR|CIDR]...
+ *       [--hsts on|off] [--out FILE]
  *   tsx libs/gateway/src/cli.ts compose      the configuration docker-compose.yml mounts (deploy/compose/gateway.nginx.conf)
  *
  * `loopback`: every service on 127.0.0.1 at its port of SERVICES (+ offset), as tools/stack runs
  * them; `named`: every service by its name (compose, kube play). `--instances N` (loopback only, 1 to
  * MAX_INSTANCES): N instances of every service but settings-web, instance i at its port + 10 × (i − 1)
- * (src/instances.ts), as `tools/stack/start.sh --instances N` runs them.
+ * (src/instances.ts), as `tools/stack/start.sh --instances N` runs them. `--tls-proxy` (repeatable):
+ * a load balancer in front that terminates TLS, whose X-Forwarded-Proto is believed; HSTS (DEFAULT_HSTS)
+ * is then sent on what came over TLS, unless `--hsts off`.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -42,6 +45,8 @@ function main(argv: string[]): void {
       workers: { type: 'string', default: '1' },
       'proxy-bind': { type: 'string' },
       'trace-sample-percent': { type: 'string' },
+      'tls-proxy': { type: 'string', multiple: true },
+      hsts: { type: 'string', default: 'on' },
       out: { type: 'string' },
     },
   });
@@ -53,6 +58,7 @@ function main(argv: string[]): void {
   if (instances > 1 && values.upstreams !== 'loopback') throw new Error('--instances needs --upstreams loopback');
   const workers = values.workers === 'auto' ? 'auto' : Number(values.workers);
   if (workers !== 'auto' && !(Number.isInteger(workers) && workers > 0)) throw new Error('--workers must be a positive number or auto');
+  if (values.hsts !== 'on' && values.hsts !== 'off') throw new Error('--hsts must be on or off');
   const options: NginxGatewayOptions = {
     upstreams: values.upstreams === 'named' ? namedUpstreams() : loopbackUpstreams(offset, '127.0.0.1', instances),
     listen: values.listen as string,
@@ -63,6 +69,8 @@ function main(argv: string[]): void {
     workerProcesses: workers,
     proxyBind: values['proxy-bind'],
     traceSamplePercent: values['trace-sample-percent'] === undefined ? undefined : Number(values['trace-sample-percent']),
+    tlsProxies: values['tls-proxy'] ?? [],
+    hsts: values.hsts === 'off' ? false : undefined,
   };
   const config = renderNginxConfig(options);
   if (values.out) writeFileSync(values.out, config);

@@ -75,6 +75,11 @@ async function startUpstream(
     void reply.headers({ connection: 'keep-alive, x-upstream-hop', 'keep-alive': 'timeout=5', 'x-upstream-hop': '1', 'x-end-to-end': '1' });
     return { hop: true };
   });
+  // A service that says HSTS of its own, which only the end of TLS can say.
+  app.get('/api/v1/invoices/own-hsts', async (_request, reply) => {
+    void reply.header('strict-transport-security', 'max-age=5');
+    return { own: true };
+  });
   app.all('/*', async (request): Promise<Seen> => {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     return {
@@ -366,6 +371,139 @@ describe('gateway: nginx with the rendered configuration, in front of throwaway 
     const query = '?limit=10&starting_after=inv_01J&flag&x=a%20b+c&x=%E2%82%AC&empty=';
     const { body } = await get(`/api/v1/invoices${query}`);
     expect(body.url).toBe(`/api/v1/invoices${query}`);
+  });
+
+  describe('routes and forwards one and the same path (docs/api.md section 8, ADR 0029)', () => {
+    const hitsOfAll = () => [...upstreams.values()].reduce((sum, u) => sum + u.hits(), 0);
+    /** Raw, so that no client resolves the dot segments or backslashes first. */
+    const rawGet = (target: string) => rawExchange(base, `GET ${target} HTTP/1.1\r\nHost: gw.test\r\nConnection: close\r\n\r\n`);
+
+    it('answers the probe that reached an internal route 400 problem+json, and no service sees it', async () => {
+      const before = hitsOfAll();
+      // nginx resolves the encoded dot segments and routes on /api/v1/clients (four of them) or
+      // /internal/api/v1/clients (three), while the service would read the path as sent: its internal
+      // route /internal/v1/objects/:id with an id full of slashes.
+      const probes = ['/internal/v1/objects/cli_1%2F..%2F..%2F..%2Fapi%2Fv1%2Fclients', '/internal/v1/objects/cli_1%2F..%2F..%2F..%2F..%2Fapi%2Fv1%2Fclients'];
+      const exchanges = await Promise.all(probes.map(rawGet));
+      expect(exchanges.map((e, i) => ({ target: probes[i], status: e.status, url: e.status === 200 ? (JSON.parse(e.body) as Seen).url : undefined }))).toEqual(
+        probes.map((target) => ({ target, status: 400, url: undefined })),
+      );
+      for (const exchange of exchanges) {
+        expect(expectRawProblem(exchange, 400).detail).toContain('ambiguous');
+        expect(exchange.body).not.toMatch(/internal|objects|cli_1/);
+      }
+      expect(hitsOfAll()).toBe(before);
+    });
+
+    it('refuses encoded slashes, backslashes and dots, dot and empty segments, ";", "#" and overlong UTF-8 in the path, whatever the route; forwards the rest byte for byte', async () => {
+      const before = hitsOfAll();
+      const targets = [
+        '/api/v1/clients/a%2fb',
+        '/api/v1/clients/a%5Cb',
+        '/api/v1/clients/a%5cb',
+        '/api/v1/clients/a\\b',
+        '/api/v1/clients/%2E%2E/invoices',
+        '/api/v1/clients/a%2eb',
+        '/api/v1/clients/./cli_1',
+        '/api/v1/clients/../invoices',
+        '/api/v1/clients/.',
+        '/api/v1/clients/..',
+        '/api/v1/clients/..?limit=1',
+        '/api/v1//clients',
+        '//api/v1/clients',
+        '/api/v1/clients/cli_1;jsessionid=1',
+        '/api/v1/clients/cli_1#x',
+        '/api/v1/clients/%c0%ae%c0%ae/x',
+        '/api/v1/clients/%C0%AF',
+        '/api/v1/clients/%e0%80%ae',
+        '/api/v1/clients/%f0%80%80%ae',
+        // Not routed either way, still the same answer; and its own endpoints.
+        '/nowhere/%2e%2e/api/v1/clients',
+        '/health/./live',
+        // An absolute-form target: nginx routes and forwards its path.
+        'http://gw.test/api/v1/clients/x%2F..%2F..%2Finvoices',
+      ];
+      const answers: { target: string; status: number; type?: string }[] = [];
+      for (const target of targets) {
+        const exchange = await rawGet(target);
+        answers.push({ target, status: exchange.status, type: exchange.headers['content-type'] });
+        if (exchange.status === 400) expectRawProblem(exchange, 400);
+      }
+      expect(answers.filter((a) => a.status !== 400 || !/^application\/problem\+json/.test(a.type ?? ''))).toEqual([]);
+      // A NUL is nginx's own malformed request: the same 400 problem.
+      expectRawProblem(await rawGet('/api/v1/clients/a%00b'), 400);
+      expect(hitsOfAll()).toBe(before);
+
+      // Ordinary escapes in the path, dots inside a segment and anything in the query go through byte for byte.
+      for (const [target, upstream] of [
+        ['/api/v1/clients/user%40example.com', 'client-service'],
+        ['/api/v1/clients/a%20b?q=a%20b', 'client-service'],
+        ['/api/v1/clients/100%25?next=%2F..%2F&path=/../x;y', 'client-service'],
+        ['/api/v1/invoices/inv.1/...', 'invoice-service'],
+        ['/api/v1/invoices/.hidden', 'invoice-service'],
+        ['/.well-known/oauth-authorization-server', 'auth-service'],
+        ['/api/v1/openapi.json', 'auth-service'],
+      ]) {
+        const exchange = await rawGet(target);
+        expect({ target, status: exchange.status }).toEqual({ target, status: 200 });
+        expect(JSON.parse(exchange.body)).toMatchObject({ upstream, url: target });
+      }
+    });
+  });
+
+  describe('Strict-Transport-Security where TLS ends, never over plain HTTP (RFC 6797)', () => {
+    const invoices: GatewayRoute[] = [{ prefix: '/api/v1/invoices', service: 'invoice-service' }];
+    const https = { 'X-Forwarded-Proto': 'https' };
+    const hstsOf = async (url: string, path: string, headers: Record<string, string> = https) => {
+      const response = await fetch(`${url}${path}`, { headers });
+      const text = await response.text();
+      return { status: response.status, hsts: response.headers.get('strict-transport-security'), body: text };
+    };
+
+    it('sends none on plain HTTP, whatever the caller says, and never passes on a service\'s own', async () => {
+      for (const path of ['/api/v1/invoices', '/api/v1/invoices/own-hsts', '/nowhere', '/health/live', '/api/v1/invoices/a%2Fb']) {
+        expect({ path, hsts: (await hstsOf(base, path)).hsts }).toEqual({ path, hsts: null });
+      }
+      // The services are told the truth: plain HTTP.
+      expect(JSON.parse((await hstsOf(base, '/api/v1/invoices')).body)).toMatchObject({ headers: { 'x-forwarded-proto': 'http' } });
+    });
+
+    it('behind a TLS load balancer it trusts: on every answer to what came over TLS, once, and X-Forwarded-Proto: https to the service', async () => {
+      const trusted = await withRoutes(invoices, {}, { tlsProxies: ['127.0.0.0/8'] });
+      const untrusted = await withRoutes(invoices, {}, { tlsProxies: ['192.0.2.0/24', '2001:db8::/32'] });
+      const off = await withRoutes(invoices, {}, { tlsProxies: ['127.0.0.1'], hsts: false });
+      try {
+        const year = 'max-age=31536000; includeSubDomains';
+        const answers = [];
+        for (const path of ['/api/v1/invoices', '/api/v1/invoices/own-hsts', '/nowhere', '/health/ready', '/api/v1/invoices/a%2Fb']) {
+          const { status, hsts } = await hstsOf(trusted.url, path);
+          answers.push({ path, status, hsts });
+        }
+        expect(answers).toEqual([
+          { path: '/api/v1/invoices', status: 200, hsts: year },
+          { path: '/api/v1/invoices/own-hsts', status: 200, hsts: year },
+          { path: '/nowhere', status: 404, hsts: year },
+          { path: '/health/ready', status: 200, hsts: year },
+          { path: '/api/v1/invoices/a%2Fb', status: 400, hsts: year },
+        ]);
+        expect(JSON.parse((await hstsOf(trusted.url, '/api/v1/invoices')).body)).toMatchObject({ headers: { 'x-forwarded-proto': 'https' } });
+        // The load balancer says the caller came over plain HTTP (or says nothing): none.
+        for (const headers of [{}, { 'X-Forwarded-Proto': 'http' }, { 'X-Forwarded-Proto': 'HTTPS, http' }] as Record<string, string>[]) {
+          const { hsts, body } = await hstsOf(trusted.url, '/api/v1/invoices', headers);
+          expect({ headers, hsts, proto: (JSON.parse(body) as Seen).headers['x-forwarded-proto'] }).toEqual({ headers, hsts: null, proto: 'http' });
+        }
+        // Another peer's X-Forwarded-Proto is the caller's word: none.
+        const fromElsewhere = await hstsOf(untrusted.url, '/api/v1/invoices');
+        expect({ hsts: fromElsewhere.hsts, proto: (JSON.parse(fromElsewhere.body) as Seen).headers['x-forwarded-proto'] }).toEqual({ hsts: null, proto: 'http' });
+        // HSTS off: the scheme is still passed on.
+        const none = await hstsOf(off.url, '/api/v1/invoices');
+        expect({ hsts: none.hsts, proto: (JSON.parse(none.body) as Seen).headers['x-forwarded-proto'] }).toEqual({ hsts: null, proto: 'https' });
+      } finally {
+        await trusted.stop();
+        await untrusted.stop();
+        await off.stop();
+      }
+    });
   });
 
   it('passes JSON bodies, methods and content types unchanged', async () => {

@@ -1,7 +1,7 @@
 import { GATEWAY_ROUTES, SERVICES } from '@invoicing/contracts';
 import { INSTANCE_PORT_STEP, MAX_INSTANCES, stackInstances } from './instances';
 import { GATEWAY_LIMITS } from './limits';
-import { checkedRoutes, loopbackUpstreams, namedUpstreams, renderNginxConfig, upstreamServers } from './nginx-config';
+import { checkedRoutes, DEFAULT_HSTS, hstsHeaderValue, loopbackUpstreams, namedUpstreams, REFUSED_PATH, renderNginxConfig, upstreamServers } from './nginx-config';
 
 const base = { listen: '127.0.0.1:8080', runtimeDir: '/run/gw/', accessLog: false as const, errorLog: 'stderr', workerProcesses: 1 };
 
@@ -46,7 +46,8 @@ describe('renderNginxConfig', () => {
 
   it('answers every error of its own as a problem whose JSON is valid once the request id is filled in', () => {
     const bodies = [...config.matchAll(/return (\d{3}) '(.*)';/g)].map((m) => ({ status: Number(m[1]), json: m[2] }));
-    expect(bodies.map((b) => b.status).sort()).toEqual([200, 200, 400, 404, 405, 408, 413, 414, 431, 500, 502, 503, 503, 504]);
+    // Two 400s: a malformed request, and a path refused as ambiguous.
+    expect(bodies.map((b) => b.status).sort()).toEqual([200, 200, 400, 400, 404, 405, 408, 413, 414, 431, 500, 502, 503, 503, 504]);
     for (const { status, json } of bodies.filter((b) => b.status >= 400)) {
       const problem = JSON.parse(json.replace(/\\'/g, "'").replace('$gateway_request_id', 'req-1')) as Record<string, unknown>;
       expect(problem).toMatchObject({ status, request_id: 'req-1', type: expect.stringMatching(/^https:\/\//) });
@@ -128,5 +129,126 @@ describe('checkedRoutes', () => {
     expect(() => checkedRoutes([{ prefix: '/a;b', service: 'auth-service' }])).toThrow(/unreserved/);
     expect(() => checkedRoutes([{ prefix: '/a', service: 'auth-service' }, { prefix: '/a', service: 'invoice-service' }])).toThrow(/twice/);
     expect(() => checkedRoutes([{ prefix: '/a', service: 'nope' as never }])).toThrow(/no service/);
+    // A prefix no request could reach: the gateway refuses such paths before routing.
+    for (const prefix of ['/a//b', '/a/./b', '/a/..', '/.']) expect(() => checkedRoutes([{ prefix, service: 'auth-service' }])).toThrow(/empty or dot segment/);
+  });
+});
+
+/** The map key as nginx reads it: a double-quoted string, in which nginx unescapes `\\\\` and `\\"`. */
+function nginxUnquoted(quoted: string): string {
+  return quoted.slice(1, -1).replace(/\\(["\\])/g, '$1');
+}
+
+describe('the path a request is routed on is the path it is forwarded with (docs/api.md section 8, ADR 0029)', () => {
+  const config = renderNginxConfig({ ...base, upstreams: loopbackUpstreams() });
+
+  // Each of these is read one way by nginx ($uri: decoded, dot segments resolved, slashes merged) and
+  // forwarded as sent, to a service that reads it another way.
+  const refused = [
+    '/internal/v1/objects/cli_1%2F..%2F..%2F..%2Fapi%2Fv1%2Fclients',
+    '/internal/v1/objects/cli_1%2F..%2F..%2F..%2F..%2Fapi%2Fv1%2Fclients',
+    '/api/v1/clients/a%2fb',
+    '/api/v1/clients/a%5Cb',
+    '/api/v1/clients/a%5cb',
+    '/api/v1/clients/a\\b',
+    '/api/v1/clients/%2E%2E/x',
+    '/api/v1/clients/%2e',
+    '/api/v1/clients/a%2eb',
+    '/api/v1/clients/./x',
+    '/api/v1/clients/../invoices',
+    '/api/v1/clients/.',
+    '/api/v1/clients/..',
+    '/api/v1/clients/..?limit=1',
+    '/api/v1//clients',
+    '//api/v1/clients',
+    '/api/v1/clients/cli_1;jsessionid=1',
+    '/api/v1/clients/cli_1#x/../..',
+    '/api/v1/clients/%c0%ae%c0%ae/x',
+    '/api/v1/clients/%C0%AF',
+    '/api/v1/clients/%C1%9C',
+    '/api/v1/clients/%e0%80%ae',
+    '/api/v1/clients/%F0%80%80%AE',
+  ];
+  // Ordinary escapes, dots inside a segment, and anything at all in the query pass byte for byte.
+  const passed = [
+    '/api/v1/clients',
+    '/api/v1/clients/cli_0192f2a4c7e97b3c8d1e2f3a4b5c6d7e',
+    '/api/v1/clients/a%20b',
+    '/api/v1/clients/user%40example.com',
+    '/api/v1/clients/100%25',
+    '/api/v1/clients/%E2%82%AC',
+    '/api/v1/clients/%ff',
+    '/api/v1/openapi.json',
+    '/.well-known/oauth-authorization-server',
+    '/api/v1/docs/redoc.standalone.js',
+    '/api/v1/clients/...',
+    '/api/v1/clients/.hidden',
+    '/api/v1/clients?q=a%20b&next=%2F..%2F&path=/../x;y#z',
+    '/api/v1/clients/?x=//',
+  ];
+
+  it('REFUSED_PATH refuses every path nginx and a service could read differently, and nothing else', () => {
+    expect(refused.filter((path) => !REFUSED_PATH.test(path))).toEqual([]);
+    expect(passed.filter((path) => REFUSED_PATH.test(path))).toEqual([]);
+  });
+
+  it('renders that very pattern, case-insensitive, over the request target as sent ($request_uri)', () => {
+    const key = /map \$request_uri \$gateway_path_refused \{\n\s+("(?:[^"\\]|\\.)*") 1;\n\s+default "";\n\s+\}/.exec(config)?.[1];
+    expect(key).toBeDefined();
+    expect(nginxUnquoted(key as string)).toBe(`~*${REFUSED_PATH.source.replace(/\\\//g, '/')}`);
+  });
+
+  it('checks it in the server, before any location is chosen, and answers from an internal problem location', () => {
+    const server = config.slice(config.indexOf('  server {'));
+    const check = server.indexOf('    if ($gateway_path_refused) {\n      rewrite ^ /_gateway/problem/400-path? last;\n    }');
+    expect(check).toBeGreaterThan(0);
+    expect(check).toBeLessThan(server.indexOf('    location '));
+    const problem = /location = \/_gateway\/problem\/400-path \{\n\s+internal;\n[^}]*return 400 '(.*)';\n\s+\}/.exec(config)?.[1];
+    expect(JSON.parse((problem as string).replace('$gateway_request_id', 'req-1'))).toMatchObject({
+      status: 400,
+      type: 'https://docs.invoicing.example/problems/bad-request',
+      request_id: 'req-1',
+      detail: expect.stringContaining('ambiguous'),
+    });
+    // Every proxied location forwards the request target unchanged: no URI on proxy_pass.
+    expect(config).not.toMatch(/proxy_pass http:\/\/[^;]*\//);
+  });
+});
+
+describe('Strict-Transport-Security: only where the request came over TLS (RFC 6797)', () => {
+  const config = renderNginxConfig({ ...base, upstreams: loopbackUpstreams() });
+  const withProxies = renderNginxConfig({ ...base, upstreams: loopbackUpstreams(), tlsProxies: ['10.0.0.0/8', '192.0.2.1', '2001:db8::/32'] });
+
+  it('by default: one year with subdomains, sent only when the scheme is https, on proxied answers and its own', () => {
+    expect(hstsHeaderValue(DEFAULT_HSTS)).toBe('max-age=31536000; includeSubDomains');
+    expect(config).toContain('  map $gateway_scheme $gateway_hsts {\n    https "max-age=31536000; includeSubDomains";\n    default "";\n  }');
+    // Server level (the proxied locations inherit it), and every location with add_header of its own.
+    const locationsWithHeaders = [...config.matchAll(/location [^{]+\{\n((?:(?!\n {4}\}).)*)\n {4}\}/gs)].map((m) => m[1]).filter((body) => body.includes('add_header'));
+    expect(locationsWithHeaders.length).toBeGreaterThan(10);
+    for (const body of locationsWithHeaders) expect(body).toContain('add_header Strict-Transport-Security $gateway_hsts always;');
+    expect(config).toContain('    add_header Strict-Transport-Security $gateway_hsts always;\n');
+    // A service's own never passes: the policy is said once, where TLS ends.
+    expect(config).toContain('  proxy_hide_header Strict-Transport-Security;');
+  });
+
+  it("believes X-Forwarded-Proto only from the TLS proxies it is given, for HSTS and for the services' X-Forwarded-Proto", () => {
+    expect(config).toContain('  geo $gateway_from_tls_proxy {\n    default 0;\n  }');
+    expect(withProxies).toContain('  geo $gateway_from_tls_proxy {\n    default 0;\n    10.0.0.0/8 1;\n    192.0.2.1 1;\n    2001:db8::/32 1;\n  }');
+    expect(config).toContain('  map "$scheme:$gateway_from_tls_proxy:$http_x_forwarded_proto" $gateway_scheme {\n    "~^https:" https;\n    "http:1:https" https;\n    default http;\n  }');
+    expect(config).toContain('proxy_set_header X-Forwarded-Proto $gateway_scheme;');
+    expect(() => renderNginxConfig({ ...base, upstreams: loopbackUpstreams(), tlsProxies: ['10.0.0.0/8; evil'] })).toThrow(/address or a CIDR block/);
+    expect(() => renderNginxConfig({ ...base, upstreams: loopbackUpstreams(), tlsProxies: ['lb.example'] })).toThrow(/address or a CIDR block/);
+  });
+
+  it('takes a policy of its own, or none; preload only as hstspreload.org accepts it', () => {
+    const none = renderNginxConfig({ ...base, upstreams: loopbackUpstreams(), hsts: false });
+    expect(none).not.toContain('$gateway_hsts');
+    expect(none).toContain('proxy_set_header X-Forwarded-Proto $gateway_scheme;');
+    const preload = renderNginxConfig({ ...base, upstreams: loopbackUpstreams(), hsts: { maxAgeSeconds: 63072000, includeSubDomains: true, preload: true } });
+    expect(preload).toContain('https "max-age=63072000; includeSubDomains; preload";');
+    expect(hstsHeaderValue({ maxAgeSeconds: 600, includeSubDomains: false, preload: false })).toBe('max-age=600');
+    expect(() => hstsHeaderValue({ maxAgeSeconds: 600, includeSubDomains: true, preload: true })).toThrow(/preload needs/);
+    expect(() => hstsHeaderValue({ maxAgeSeconds: 31536000, includeSubDomains: false, preload: true })).toThrow(/preload needs/);
+    expect(() => hstsHeaderValue({ maxAgeSeconds: -1, includeSubDomains: false, preload: false })).toThrow(/whole number/);
   });
 });

@@ -37,7 +37,74 @@ export interface NginxGatewayOptions {
    * head sampling: spans are recorded and exported for this share of requests only (docs/observability.md).
    */
   traceSamplePercent?: number;
+  /**
+   * Strict-Transport-Security (RFC 6797) on every answer to a request that reached the platform over
+   * TLS: over TLS of this nginx, or from one of `tlsProxies` saying `X-Forwarded-Proto: https`. Never
+   * on plain HTTP (RFC 6797 section 7.2), so the local stack and compose, plain HTTP, never send it.
+   * DEFAULT_HSTS unless given; false for none.
+   */
+  hsts?: HstsPolicy | false;
+  /**
+   * Addresses or CIDR blocks of the load balancers in front of the gateway that terminate TLS: their
+   * `X-Forwarded-Proto` is believed (HSTS, and the X-Forwarded-Proto the services get). Nobody
+   * else's: a caller on plain HTTP cannot make itself look secure. None by default.
+   */
+  tlsProxies?: readonly string[];
 }
+
+/** What Strict-Transport-Security says (RFC 6797 section 6.1). */
+export interface HstsPolicy {
+  maxAgeSeconds: number;
+  includeSubDomains: boolean;
+  /** Asks browsers' preload lists to carry the host (hstspreload.org): a commitment hard to undo, so the domain owner's choice. */
+  preload: boolean;
+}
+
+/**
+ * One year, subdomains included, no preload: what ingress-nginx sends by default (its ConfigMap keys
+ * hsts-max-age, hsts-include-subdomains, hsts-preload), so the Kubernetes base URL and this gateway
+ * say the same (deploy/README.md, "The Ingress controller"; deploy/tests compares them).
+ */
+export const DEFAULT_HSTS: HstsPolicy = { maxAgeSeconds: 31536000, includeSubDomains: true, preload: false };
+
+/** The header's value; refuses a policy browsers would ignore or preload lists refuse. */
+export function hstsHeaderValue(policy: HstsPolicy): string {
+  if (!(Number.isInteger(policy.maxAgeSeconds) && policy.maxAgeSeconds >= 0)) throw new Error(`HSTS max-age must be a whole number of seconds, not ${policy.maxAgeSeconds}`);
+  if (policy.preload && !(policy.includeSubDomains && policy.maxAgeSeconds >= DEFAULT_HSTS.maxAgeSeconds)) {
+    throw new Error(`HSTS preload needs includeSubDomains and a max-age of at least ${DEFAULT_HSTS.maxAgeSeconds} seconds`);
+  }
+  return [`max-age=${policy.maxAgeSeconds}`, ...(policy.includeSubDomains ? ['includeSubDomains'] : []), ...(policy.preload ? ['preload'] : [])].join('; ');
+}
+
+/**
+ * Raw request paths the gateway refuses (400), tested against the request target up to its query:
+ * those where the path nginx routes on ($uri: percent-decoded, dot segments resolved, slashes merged)
+ * and the path it forwards (the request target as sent: proxy_pass without a URI) could mean two
+ * different things, to nginx and to the service. `/internal/v1/objects/x%2F..%2F..%2F..%2F..%2Fapi%2Fv1%2Fclients`
+ * is routed by nginx as `/api/v1/clients`, and Fastify's router reads it as the internal route with a
+ * slash-laden id (ADR 0029, addendum). Refused:
+ * - an encoded slash, backslash or dot (`%2F`, `%5C`, `%2E`, any case), and a backslash: nginx
+ *   decodes them into separators and dot segments before it routes, services decode them into one
+ *   parameter, and some stacks read a backslash as a slash;
+ * - a dot segment (`/./`, `/../`, or one that ends the path): resolved by nginx, not by the service;
+ * - an empty segment (`//`): merged by nginx (merge_slashes), not by the service;
+ * - `;` and `#`: path parameters, and a fragment that has no place in a request (RFC 9112 section
+ *   3.2); routers disagree about both (find-my-way stops at `#`, and at `;` when asked);
+ * - an overlong UTF-8 sequence (`%C0`, `%C1`, `%E0%80`-`%E0%9F`, `%F0%80`-`%F0%8F`), the old way of
+ *   spelling a slash or a dot that a lenient decoder turns back into one.
+ * Everything else, `%20`, `%40` or `%25` included, is forwarded byte for byte. No id, route or client
+ * of the API needs any of these. Forwarding the normalised path instead (`proxy_pass` with `$uri`)
+ * was rejected: nginx would pass the decoded path unescaped (a decoded `?`, space or CR would change
+ * the request line) and the services would no longer see the path the caller signed or logged.
+ * libs/service-kit/src/http/ambiguous-path.ts applies the same rule in every service.
+ */
+const REFUSED_PATH_SOURCE = String.raw`^[^?]*(?:%2[EF]|%5C|\\|//|/[.][.]?(?:[/?]|$)|[;#]|%C[01]|%E0%[89]|%F0%8)`;
+export const REFUSED_PATH = new RegExp(REFUSED_PATH_SOURCE, 'i');
+
+/** Where a refused path is answered from, and what it is told. */
+const REFUSED_PATH_PROBLEM = '/_gateway/problem/400-path';
+const REFUSED_PATH_DETAIL =
+  'The request path is ambiguous: it holds an encoded slash, backslash or dot (%2F, %5C, %2E), a backslash, a dot segment (/./ or /../), an empty segment (//), a semicolon, a # or an overlong UTF-8 sequence. Send the path as the API documents it.';
 
 /**
  * Production's default share of sampled requests: the spans exported and stored scale with it (the
@@ -63,6 +130,17 @@ const PROBLEMS: Record<number, string> = {
 
 /** nginx's internal code for "request header too large", answered as 431 (RFC 6585). */
 const NGINX_HEADER_TOO_LARGE = 494;
+
+/** `addr` or `addr/bits`, IPv4 or IPv6: what nginx's geo takes. */
+function checkedAddresses(what: string, addresses: readonly string[]): string[] {
+  for (const address of addresses) {
+    if (!/^(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)(?:\/[0-9]{1,3})?$/.test(address)) throw new Error(`${what} "${address}" must be an address or a CIDR block`);
+  }
+  return [...addresses];
+}
+
+/** A string for nginx.conf in double quotes (nginx unescapes `\\` and `\"` in them). */
+const nginxQuoted = (text: string) => `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
 /** The internal locations the problems are served from (a URI, not a named location: a request whose line did not parse has no URI to redirect a named location from). */
 const problemPath = (status: number) => `/_gateway/problem/${status}`;
@@ -145,6 +223,7 @@ export function checkedRoutes(routes: readonly GatewayRoute[]): GatewayRoute[] {
     if (!/^\/[A-Za-z0-9._~\-/]*[A-Za-z0-9._~-]$/.test(prefix)) {
       throw new Error(`route prefix "${prefix}" must start with "/", must not end with "/" and may hold only unreserved characters`);
     }
+    if (REFUSED_PATH.test(`${prefix}/`)) throw new Error(`route prefix "${prefix}" holds an empty or dot segment, which the gateway refuses (REFUSED_PATH)`);
     if (seen.has(prefix)) throw new Error(`route prefix "${prefix}" is listed twice`);
     if (!(service in SERVICES)) throw new Error(`route prefix "${prefix}" names no service of the platform table: ${service}`);
     seen.add(prefix);
@@ -153,9 +232,8 @@ export function checkedRoutes(routes: readonly GatewayRoute[]): GatewayRoute[] {
 }
 
 /** A JSON problem body with nginx variables in it (the request id holds only [A-Za-z0-9._:-]). */
-function problemBody(status: number): string {
+function problemBody(status: number, detail = PROBLEMS[status]): string {
   const [slug, title] = PROBLEM_TITLES[status];
-  const detail = PROBLEMS[status];
   const json = JSON.stringify({ type: `${PROBLEM_TYPE_BASE}${slug}`, title, status, detail, request_id: '@@REQUEST_ID@@' });
   // nginx strings: single-quoted, so escape \ and ' ; `$` only appears in the variable itself.
   return `'${json.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace('@@REQUEST_ID@@', '$gateway_request_id')}'`;
@@ -185,6 +263,14 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
   const servers = Object.fromEntries(services.map((service) => [service, upstreamServers(service, options.upstreams[service])])) as Record<ServiceName, string[]>;
   const run = options.runtimeDir.replace(/\/$/, '');
   const timeout = options.upstreamTimeoutMs ?? GATEWAY_LIMITS.upstreamTimeoutMs;
+  const hsts = options.hsts === false ? undefined : hstsHeaderValue(options.hsts ?? DEFAULT_HSTS);
+  const tlsProxies = checkedAddresses('TLS proxy', options.tlsProxies ?? []);
+  /** The headers of the gateway's own answers (a location with add_header of its own inherits none of the server's). */
+  const ownHeaders = [
+    '      add_header Cache-Control no-store always;',
+    '      add_header X-Request-Id $gateway_request_id always;',
+    ...(hsts ? ['      add_header Strict-Transport-Security $gateway_hsts always;'] : []),
+  ];
   const lines: string[] = [];
   const add = (...more: string[]) => lines.push(...more);
 
@@ -238,7 +324,34 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
     '    "~(^|, )-$" 1;',
     '    default "";',
     '  }',
+    '  # A path nginx would route one way and the service read another is refused, not forwarded: nginx',
+    '  # routes on $uri (decoded, dot segments resolved, slashes merged) but forwards the request target as',
+    '  # sent. REFUSED_PATH of libs/gateway/src/nginx-config.ts says which, and why refusing is the safer way.',
+    '  map $request_uri $gateway_path_refused {',
+    `    ${nginxQuoted(`~*${REFUSED_PATH_SOURCE}`)} 1;`,
+    '    default "";',
+    '  }',
+    '  # The scheme the caller used: https over TLS of this nginx, or when a load balancer that terminated TLS',
+    '  # (tlsProxies) says so. A caller\'s own X-Forwarded-Proto is not believed.',
+    '  geo $gateway_from_tls_proxy {',
+    '    default 0;',
+    ...tlsProxies.map((address) => `    ${address} 1;`),
+    '  }',
+    '  map "$scheme:$gateway_from_tls_proxy:$http_x_forwarded_proto" $gateway_scheme {',
+    '    "~^https:" https;',
+    '    "http:1:https" https;',
+    '    default http;',
+    '  }',
   );
+  if (hsts) {
+    add(
+      '  # HSTS over TLS only: a browser ignores it on plain HTTP, and RFC 6797 section 7.2 forbids sending it there.',
+      '  map $gateway_scheme $gateway_hsts {',
+      `    https ${nginxQuoted(hsts)};`,
+      '    default "";',
+      '  }',
+    );
+  }
   if (options.accessLog) {
     add(
       '  log_format gateway escape=json \'{"time":"$time_iso8601","service":"gateway","request_id":"$gateway_request_id",\'',
@@ -269,7 +382,7 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
     '  proxy_set_header Host $gateway_host;',
     '  proxy_set_header X-Request-Id $gateway_request_id;',
     '  proxy_set_header X-Forwarded-For $remote_addr;',
-    '  proxy_set_header X-Forwarded-Proto $scheme;',
+    '  proxy_set_header X-Forwarded-Proto $gateway_scheme;',
     '  proxy_set_header X-Forwarded-Host $gateway_host;',
     '  proxy_set_header traceparent 00-$gateway_trace_id-$gateway_span_id-$gateway_trace_flags;',
     '  proxy_set_header Keep-Alive "";',
@@ -277,6 +390,8 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
     '  proxy_set_header Proxy-Connection "";',
     '  # The upstream echoes the id it was given; the gateway states it once, on every answer.',
     '  proxy_hide_header X-Request-Id;',
+    '  # HSTS is said where TLS ends (here, or the Ingress), once: never a service\'s own, which cannot know.',
+    '  proxy_hide_header Strict-Transport-Security;',
     `  proxy_connect_timeout ${ms(Math.min(GATEWAY_LIMITS.connectTimeoutMs, timeout))};`,
     `  proxy_send_timeout ${ms(timeout)};`,
     `  proxy_read_timeout ${ms(timeout)};`,
@@ -292,21 +407,25 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
     `    listen ${options.listen} default_server backlog=4096;`,
     '    server_name _;',
     '    add_header X-Request-Id $gateway_request_id always;',
+    ...(hsts ? ['    add_header Strict-Transport-Security $gateway_hsts always;'] : []),
+    '    # Before any location is chosen, on the server level, where a rewrite (not an error_page, whose',
+    '    # internal redirect would run this again) hands the request to the problem that answers it.',
+    '    if ($gateway_path_refused) {',
+    `      rewrite ^ ${REFUSED_PATH_PROBLEM}? last;`,
+    '    }',
     '',
     ...Object.keys(PROBLEMS).map((status) => `    error_page ${status}${status === '502' ? ' =' : ''} ${problemPath(Number(status))};`),
     `    error_page ${NGINX_HEADER_TOO_LARGE} =431 ${problemPath(431)};`,
     '',
     '    location = /health/live {',
     '      default_type application/json;',
-    '      add_header Cache-Control no-store always;',
-    '      add_header X-Request-Id $gateway_request_id always;',
+    ...ownHeaders,
     '      return 200 \'{"status":"ok"}\';',
     '    }',
     '    # nginx stops accepting on a graceful stop (SIGQUIT): a load balancer sees the refusal.',
     '    location = /health/ready {',
     '      default_type application/json;',
-    '      add_header Cache-Control no-store always;',
-    '      add_header X-Request-Id $gateway_request_id always;',
+    ...ownHeaders,
     '      return 200 \'{"status":"ready","checks":{}}\';',
     '    }',
   );
@@ -323,14 +442,15 @@ export function renderNginxConfig(options: NginxGatewayOptions): string {
     '    # The gateway\'s own answers. `=` lets 502 become 503 when the upstream refused the connection.',
   );
   for (const status of Object.keys(PROBLEMS).map(Number)) {
-    add(`    location = ${problemPath(status)} {`, '      internal;', '      default_type application/problem+json;');
-    add('      add_header Cache-Control no-store always;', '      add_header X-Request-Id $gateway_request_id always;');
+    add(`    location = ${problemPath(status)} {`, '      internal;', '      default_type application/problem+json;', ...ownHeaders);
     if (status === 502) {
       add('      if ($gateway_upstream_refused) {', `        return 503 ${problemBody(503)};`, '      }');
     }
     if (status === 503 || status === 502) add('      add_header Retry-After 1 always;');
     add(`      return ${status} ${problemBody(status)};`, '    }');
   }
+  add(`    location = ${REFUSED_PATH_PROBLEM} {`, '      internal;', '      default_type application/problem+json;', ...ownHeaders);
+  add(`      return 400 ${problemBody(400, REFUSED_PATH_DETAIL)};`, '    }');
   add('  }');
   if (options.statusListen) {
     add(

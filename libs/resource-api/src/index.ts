@@ -17,3 +17,4 @@ export * from './bootstrap/infrastructure-tables';
 export * from './rate-limit/rate-limiter';
 export * from './rate-limit/rate-limit.guard';
 export * from './rate-limit/concurrency-gate';
+export * from './references/service-credential';

@@ -16,3 +16,4 @@ export * from './validation/json-body';
 export * from './bootstrap/run-cli';
 export * from './http/fastify-base';
 export * from './database/organization-owned';
+export * from './http/request-deadline';

@@ -8,6 +8,7 @@ import {
   EnvVariableSpec,
   kafkaEnvShape,
   loadConfig,
+  requestDeadlineEnvShape,
   requireRealSecretsInProduction,
   tracingEnvShape,
   trustedProxiesEnvShape,
@@ -25,6 +26,7 @@ const schema = baseEnvSchema
   .extend({
     PORT: z.coerce.number().int().min(0).max(65535).default(3001),
     ...databaseEnvShape('auth'),
+    ...requestDeadlineEnvShape,
     /**
      * One Redis (`redis://`, `rediss://`) or a Redis Cluster: `redis-cluster://[user:password@]host:port[,host:port...]`,
      * seed nodes (ADR 0018).
@@ -91,6 +93,24 @@ const schema = baseEnvSchema
      * every resource service applies and holds for an hour, so one tenant must not flood them.
      */
     KEY_CHANGES_PER_ORGANIZATION_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
+    /**
+     * Keys one organization may create per minute (ADR 0035): every key stays a row, an audit record
+     * and a line of the key list for ever, revoked or expired. 100 lets a script provision the whole
+     * MAX_LIVE_KEYS_PER_ORGANIZATION in two minutes.
+     */
+    KEY_CREATIONS_PER_ORGANIZATION_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(100),
+    /**
+     * Failed log-ins and failed key authentications reach the audit log aggregated (ADR 0035): per
+     * account or key and fixed window of this length, one record at the first failure (and one per
+     * alert), one summary with the counts and sample addresses when the window ends.
+     */
+    AUDIT_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+    /**
+     * At most this many first-failure and alert records per organization and window; what the
+     * ceiling holds back is counted in one record when the window ends, so strangers cannot bury
+     * an organization's log under their failures.
+     */
+    AUDIT_FAILURE_RECORDS_PER_ORGANIZATION_PER_WINDOW: z.coerce.number().int().min(1).max(10_000).default(20),
     /** Secure flag (and `__Host-` prefix) on settings-area cookies; on except in development. */
     COOKIE_SECURE: z.enum(['true', 'false']).optional(),
     /**

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { formatScopes, isScope, newId, parseAllowedIps, parsePublicId, toPublicId } from '@invoicing/contracts';
 import { FieldError, PlatformError } from '@invoicing/service-kit';
-import { DataSource, EntityManager } from 'typeorm';
+import { Brackets, DataSource, EntityManager } from 'typeorm';
 import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { hashCredential, newClientId, newSecretKey } from './credential-format';
 import { AuditLog } from '../audit/audit-log';
@@ -102,6 +102,8 @@ export interface NewKeyOptions {
   /** A dashboard user (`usr_...`), or the system for the CLI (the default). */
   actor?: AuditActor;
   address?: string | null;
+  /** Runs once the input is valid, before anything is written; throws to refuse (a rate limit). */
+  admit?: () => Promise<void>;
 }
 
 /** The organization already holds as many live keys as it may (MAX_LIVE_KEYS_PER_ORGANIZATION): 409 `key_limit_reached`. */
@@ -112,6 +114,13 @@ export class ApiKeyLimitReached extends PlatformError {
     });
   }
 }
+
+/** The key list's `status` filter, as `toView` names a key's status at `:at`. */
+const STATUS_CONDITIONS: Record<ApiKeyView['status'], string> = {
+  active: "(k.status = 'active' AND (k.expiresAt IS NULL OR k.expiresAt > :at))",
+  expired: "(k.status = 'expired' OR (k.status = 'active' AND k.expiresAt <= :at))",
+  revoked: "k.status = 'revoked'",
+};
 
 /** Organizations and API keys (Postgres), for the CLI and the settings API alike. */
 @Injectable()
@@ -157,6 +166,7 @@ export class ApiKeysService {
     }
     const expiresAt = parseExpiry(options.expiresAt, now);
     const allowedIps = parseAllowedIpsField(options.allowedIps);
+    await options.admit?.();
     const secret = newSecretKey();
     const entity: ApiKeyEntity = {
       id: uuidOf(newId('key')),
@@ -203,15 +213,31 @@ export class ApiKeysService {
     return { key: toView(entity, now.getTime()), clientSecret: secret };
   }
 
-  /** Every key of an organization, newest first (an organization has few). */
-  async listForOrganization(organizationId: string): Promise<ApiKeyView[]> {
-    const rows = await this.db.getRepository(ApiKeyEntity).find({
-      where: { organizationId },
-      order: { id: 'DESC' },
-      take: 1000,
-    });
-    const now = Date.now();
-    return rows.map((row) => toView(row, now));
+  /**
+   * A page of the organization's keys in the statuses asked for, newest first, continuing after the
+   * key `startingAfter` (a `key_` id). The statuses are judged at `now` as the view shows them (a key
+   * past `expires_at` is expired before the sweep marks it), and the cursor is compared by id, not
+   * looked up: a key that changes status between two pages neither ends the walk nor repeats.
+   */
+  async listForOrganization(
+    organizationId: string,
+    query: { limit: number; startingAfter?: string; statuses: readonly ApiKeyView['status'][] },
+    now = Date.now(),
+  ): Promise<{ data: ApiKeyView[]; hasMore: boolean }> {
+    const at = new Date(now);
+    const builder = this.db
+      .getRepository(ApiKeyEntity)
+      .createQueryBuilder('k')
+      .where('k.organizationId = :organizationId', { organizationId })
+      .andWhere(
+        new Brackets((any) => {
+          for (const status of new Set(query.statuses)) any.orWhere(STATUS_CONDITIONS[status], { at });
+        }),
+      );
+    const after = query.startingAfter ? parsePublicId('key', query.startingAfter) : null;
+    if (after) builder.andWhere('k.id < :after', { after });
+    const rows = await builder.orderBy('k.id', 'DESC').limit(query.limit + 1).getMany();
+    return { data: rows.slice(0, query.limit).map((row) => toView(row, now)), hasMore: rows.length > query.limit };
   }
 
   /** A key of this organization; null for an absent id and for another organization's key alike. */

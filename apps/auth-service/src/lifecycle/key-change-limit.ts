@@ -6,12 +6,20 @@ import type { RedisClient } from '../sessions/redis-connection';
 
 const WINDOW_MS = 60_000;
 
+/** What a budget counts: rolls and PATCHes (`changes`), or new keys (`creations`). */
+export type KeyBudget = 'changes' | 'creations';
+
 /**
- * At most KEY_CHANGES_PER_ORGANIZATION_PER_MINUTE rolls and allowlist changes per organization
- * (ADR 0023). Each change is announced to every auth instance and, for an allowlist, held by every
- * resource service for a token lifetime: a tenant changing its keys in a loop would spend the
- * neighbours' memory and the instances' caches. The count is the organization's own, so nobody
- * else's changes can use it up. A fixed window in Redis: one INCR per change.
+ * Per-organization budgets of key operations, a fixed minute each in Redis (one INCR per operation).
+ * - `changes`: at most KEY_CHANGES_PER_ORGANIZATION_PER_MINUTE rolls and allowlist changes (ADR
+ *   0023). Each change is announced to every auth instance and, for an allowlist, held by every
+ *   resource service for a token lifetime: a tenant changing its keys in a loop would spend the
+ *   neighbours' memory and the instances' caches.
+ * - `creations`: at most KEY_CREATIONS_PER_ORGANIZATION_PER_MINUTE new keys (ADR 0035). A key is never
+ *   deleted: thousands made to expire a moment later were what buried a live key in the key list,
+ *   and each costs a row and an audit record kept for ever.
+ * The budgets are separate, so a script provisioning keys cannot stop the owner rolling a leaked
+ * secret. The counts are the organization's own: nobody else's operations can use them up.
  */
 @Injectable()
 export class KeyChangeLimit {
@@ -20,14 +28,16 @@ export class KeyChangeLimit {
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
-  /** Counts one change; throws 429 with Retry-After once the organization's minute is spent. */
-  async spend(organizationId: string): Promise<void> {
-    const key = `${this.config.REDIS_KEY_PREFIX}kchg:{${organizationId}}`;
+  /** Counts one operation; throws 429 with Retry-After once the organization's minute is spent. */
+  async spend(organizationId: string, budget: KeyBudget = 'changes'): Promise<void> {
+    const key = `${this.config.REDIS_KEY_PREFIX}${budget === 'changes' ? 'kchg' : 'knew'}:{${organizationId}}`;
+    const limit = budget === 'changes' ? this.config.KEY_CHANGES_PER_ORGANIZATION_PER_MINUTE : this.config.KEY_CREATIONS_PER_ORGANIZATION_PER_MINUTE;
     const [[, count], [, ttl]] = (await this.redis.multi().incr(key).pttl(key).exec()) as [[null, number], [null, number]];
     if (ttl < 0) await this.redis.pexpire(key, WINDOW_MS);
-    if (count > this.config.KEY_CHANGES_PER_ORGANIZATION_PER_MINUTE) {
+    if (count > limit) {
       const retryAfter = Math.max(1, Math.ceil((ttl < 0 ? WINDOW_MS : ttl) / 1000));
-      throw new ProblemException(429, `Too many key changes in this organization; retry in ${retryAfter} seconds.`, undefined, { 'Retry-After': String(retryAfter) });
+      const what = budget === 'changes' ? 'key changes' : 'new keys';
+      throw new ProblemException(429, `Too many ${what} in this organization; retry in ${retryAfter} seconds.`, undefined, { 'Retry-After': String(retryAfter) });
     }
   }
 }

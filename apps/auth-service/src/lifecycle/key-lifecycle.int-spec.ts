@@ -16,7 +16,7 @@ let app: AuthTestApp;
 let second: AuthTestApp;
 
 beforeAll(async () => {
-  app = await startAuthTestApp({ TRUSTED_PROXIES: '127.0.0.1', KEY_CHANGES_PER_ORGANIZATION_PER_MINUTE: '5' });
+  app = await startAuthTestApp({ TRUSTED_PROXIES: '127.0.0.1', KEY_CHANGES_PER_ORGANIZATION_PER_MINUTE: '5', KEY_CREATIONS_PER_ORGANIZATION_PER_MINUTE: '3' });
   // A second instance on the same Redis prefix and database: what one changes, the other must see.
   second = await startAuthTestApp({ TRUSTED_PROXIES: '127.0.0.1', REDIS_KEY_PREFIX: app.config.REDIS_KEY_PREFIX });
 });
@@ -57,7 +57,7 @@ const exchange = (base: string, clientId: string, secret: string, headers: Recor
   postJson(`${base}/api/v1/auth/token`, { grant_type: 'client_credentials', client_id: clientId, client_secret: secret }, headers);
 
 async function keyView(client: BrowserLikeClient, id: string): Promise<Record<string, unknown>> {
-  const list = await client.request('GET', '/api/v1/settings/api-keys');
+  const list = await client.request('GET', '/api/v1/settings/api-keys?status=active,revoked,expired');
   return (list.body.data as Array<Record<string, unknown>>).find((k) => k.id === id)!;
 }
 
@@ -386,5 +386,22 @@ describe('how often keys may change', () => {
     // Nothing changed: the old secret still works. The neighbour's changes are its own.
     expect((await exchange(app.baseUrl, key.client_id, key.client_secret)).status).toBe(200);
     expect((await neighbour.request('PATCH', `/api/v1/settings/api-keys/${other.id}`, { allowed_ips: ['203.0.113.0/24'] })).status).toBe(200);
+  });
+
+  it('answers 429 with Retry-After past KEY_CREATIONS_PER_ORGANIZATION_PER_MINUTE, creating nothing, for that organization only; rolls keep their own budget', async () => {
+    const client = await signedUp();
+    const neighbour = await signedUp();
+    // A body refused for what it says costs nothing.
+    expect((await client.request('POST', '/api/v1/settings/api-keys', { name: ' ', scopes: ['read:invoices'] })).status).toBe(422);
+    const keys: Created[] = [];
+    for (let i = 0; i < 3; i++) keys.push(await createKey(client));
+    const refused = await client.request('POST', '/api/v1/settings/api-keys', { name: 'one more', scopes: ['read:invoices'] });
+    expect({ status: refused.status, type: refused.headers.get('content-type') }).toEqual({ status: 429, type: expect.stringMatching(/^application\/problem\+json/) });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    const listed = await client.request('GET', '/api/v1/settings/api-keys?status=active,revoked,expired');
+    expect((listed.body.data as Array<{ id: string }>).map((k) => k.id)).toEqual(keys.map((k) => k.id).reverse());
+    // Creating is not changing: a leaked secret can still be rolled.
+    expect((await client.request('POST', `/api/v1/settings/api-keys/${keys[0].id}/roll`, { previous_secret_expires_in: 0 })).status).toBe(200);
+    expect((await createKey(neighbour)).id).toMatch(/^key_/);
   });
 });

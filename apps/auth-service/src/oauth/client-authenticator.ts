@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AddressAllowlist, toPublicId } from '@invoicing/contracts';
-import { AuditLog } from '../audit/audit-log';
+import { AuditFailureDigest } from '../audit/failure-digest';
+import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import { Clock } from '../common/clock';
 import { ApiKeyCache } from '../keys/api-key-cache';
 import { ApiKeyEntity, isUsable, livePreviousSecret } from '../keys/api-key.entity';
@@ -30,7 +31,8 @@ export class ClientAuthenticator {
     private readonly apiKeys: ApiKeyCache,
     private readonly throttle: ClientAuthThrottle,
     private readonly clock: Clock,
-    private readonly audit: AuditLog,
+    private readonly failures: AuditFailureDigest,
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
   /** The usable key the credentials belong to; throws 401 `invalid_client` or 429. */
@@ -58,17 +60,27 @@ export class ClientAuthenticator {
     const retryAfter = await this.throttle.retryAfter(throttleId, address);
     if (retryAfter !== null) throw new ClientAuthThrottled(retryAfter);
     const alerted = await this.throttle.recordFailure(throttleId, address);
-    // Failures of one key across addresses reached the alert threshold (once per window): its
-    // organization's audit log says so. Nobody is refused for it (ADR 0022).
-    if (alerted.length > 0 && key) {
-      await this.audit.recordQuietly({
-        type: 'api_key.auth_failures_alert',
-        organizationId: key.organizationId,
-        actor: { kind: 'system', id: null },
-        apiKeyId: toPublicId('key', key.id),
-        clientAddress: address,
-        data: { failures_across_addresses: alerted[0].limit },
-      });
+    if (key) {
+      // Every failure of a known key is counted for its window's summary; the alert (failures of one
+      // key across addresses reached the threshold; nobody is refused for it, ADR 0022) is recorded
+      // once per window, so a Client ID alone cannot add a record a minute (ADR 0035).
+      const apiKeyId = toPublicId('key', key.id);
+      await this.failures.failed(
+        { organizationId: key.organizationId, kind: 'api_key', id: apiKeyId },
+        address,
+        alerted.length === 0
+          ? []
+          : [
+              {
+                type: 'api_key.auth_failures_alert',
+                organizationId: key.organizationId,
+                actor: { kind: 'system', id: null },
+                apiKeyId,
+                clientAddress: address,
+                data: { failures_across_addresses: alerted[0].limit, window_seconds: this.config.AUTH_THROTTLE_WINDOW_SECONDS },
+              },
+            ],
+      );
     }
     throw InvalidClient.of(credentials.usedBasic);
   }

@@ -39,6 +39,9 @@ const SIGNATURE_DETAIL = {
  *   owner is not in this conversation), and the leaked one must stop working now.
  * A revoked or expired key's secret changes nothing.
  */
+/** The endpoint's answer when no GitHub keys are configured. */
+export const NOT_ACCEPTED = (): ProblemException => new ProblemException(404, 'Secret-scanning reports are not accepted by this deployment.');
+
 @Injectable()
 export class ExposureService {
   private readonly logger = new Logger(ExposureService.name);
@@ -52,9 +55,14 @@ export class ExposureService {
     private readonly clock: Clock,
   ) {}
 
+  /** Whether the deployment configured GitHub's keys; without them the endpoint answers 404 to anything. */
+  acceptsReports(): boolean {
+    return this.config.githubSecretScanningKeys !== null;
+  }
+
   async report(rawBody: Buffer, keyIdentifier: string | undefined, signature: string | undefined): Promise<GithubLabelEntry[]> {
     const keys = this.config.githubSecretScanningKeys;
-    if (!keys) throw new ProblemException(404, 'Secret-scanning reports are not accepted by this deployment.');
+    if (!keys) throw NOT_ACCEPTED();
     const check = verifyGithubSignature(keys, rawBody, keyIdentifier, signature);
     if (!check.ok) throw new ProblemException(check.status, SIGNATURE_DETAIL[check.reason]);
     const parsed = parseGithubReport(rawBody);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ProblemException } from '@invoicing/service-kit';
 import { DEFAULT_GITHUB_REPORT_LIMITS, GITHUB_KEY_IDENTIFIER_HEADER, GITHUB_SIGNATURE_HEADER } from './github-report';
-import type { ExposureService } from './exposure.service';
+import { NOT_ACCEPTED, type ExposureService } from './exposure.service';
 
 export const GITHUB_REPORT_PATH = '/api/v1/secret-scanning/github';
 
@@ -16,17 +16,28 @@ export async function registerGithubReportRoute(fastify: FastifyInstance, exposu
   await fastify.register(async (scope) => {
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: DEFAULT_GITHUB_REPORT_LIMITS.maxBodyBytes }, (_request, body, done) => done(null, body));
-    scope.post(GITHUB_REPORT_PATH, { bodyLimit: DEFAULT_GITHUB_REPORT_LIMITS.maxBodyBytes }, async (request, reply) => {
-      // Another media type was parsed by an inherited parser: the bytes GitHub signed are gone.
-      if (!Buffer.isBuffer(request.body)) throw new ProblemException(415, 'A report body must be application/json.');
-      const body = request.body;
-      const header = (name: string) => {
-        const value = request.headers[name];
-        return typeof value === 'string' ? value : undefined;
-      };
-      const labels = await exposures().report(body, header(GITHUB_KEY_IDENTIFIER_HEADER), header(GITHUB_SIGNATURE_HEADER));
-      void reply.header('cache-control', 'no-store');
-      return labels;
-    });
+    scope.post(
+      GITHUB_REPORT_PATH,
+      {
+        bodyLimit: DEFAULT_GITHUB_REPORT_LIMITS.maxBodyBytes,
+        // Before the body is read: a deployment that takes no reports says so (404) whatever was
+        // sent, rather than judging a media type or size for an endpoint it does not serve.
+        onRequest: async () => {
+          if (!exposures().acceptsReports()) throw NOT_ACCEPTED();
+        },
+      },
+      async (request, reply) => {
+        // Another media type was parsed by an inherited parser: the bytes GitHub signed are gone.
+        if (!Buffer.isBuffer(request.body)) throw new ProblemException(415, 'A report body must be application/json.');
+        const body = request.body;
+        const header = (name: string) => {
+          const value = request.headers[name];
+          return typeof value === 'string' ? value : undefined;
+        };
+        const labels = await exposures().report(body, header(GITHUB_KEY_IDENTIFIER_HEADER), header(GITHUB_SIGNATURE_HEADER));
+        void reply.header('cache-control', 'no-store');
+        return labels;
+      },
+    );
   });
 }

@@ -82,7 +82,7 @@ describe('POST /api/v1/secret-scanning/github', () => {
     expect(event.ok && event.value.data).toEqual(expect.objectContaining({ reason: 'exposed', session_ids: [expect.stringMatching(/^ses_/)] }));
 
     // The owner sees it on the key and in the audit log, with the report's URL.
-    const listed = ((await client.request('GET', '/api/v1/settings/api-keys')).body.data as Array<Record<string, unknown>>)[0];
+    const listed = ((await client.request('GET', '/api/v1/settings/api-keys?status=revoked')).body.data as Array<Record<string, unknown>>)[0];
     expect(listed).toEqual(expect.objectContaining({ status: 'revoked', exposed_url: URL_OF_LEAK, exposed_at: expect.any(String) }));
     const audit = (await client.request('GET', '/api/v1/settings/audit-events?type=api_key.exposed')).body.data as Array<Record<string, unknown>>;
     expect(audit).toEqual([expect.objectContaining({ actor: { kind: 'system', id: null }, api_key_id: key.id, data: { sessions_ended: 1, url: URL_OF_LEAK, source: 'content' } })]);
@@ -143,5 +143,27 @@ describe('POST /api/v1/secret-scanning/github', () => {
     expect((await report(huge, signed(huge))).status).toBe(413);
     // Still live.
     expect((await exchange(key, key.client_secret)).status).toBe(200);
+  });
+});
+
+describe('POST /api/v1/secret-scanning/github on a deployment without GitHub keys', () => {
+  it('answers 404 before anything about the request itself: media type, size, signature', async () => {
+    const bare = await startAuthTestApp({ GITHUB_SECRET_SCANNING_KEYS: '', GITHUB_SECRET_SCANNING_KEYS_FILE: '' });
+    try {
+      const cases: Array<[string, Record<string, string>, string]> = [
+        ['application/json, unsigned', { 'content-type': 'application/json' }, '[]'],
+        ['text/plain', { 'content-type': 'text/plain' }, 'hello'],
+        ['application/xml', { 'content-type': 'application/xml' }, '<report/>'],
+        ['no content type', {}, ''],
+        ['over 1 MiB', { 'content-type': 'application/json' }, JSON.stringify(['x'.repeat(2 * 1024 * 1024)])],
+      ];
+      for (const [name, headers, body] of cases) {
+        const response = await fetch(`${bare.baseUrl}/api/v1/secret-scanning/github`, { method: 'POST', headers, body: body === '' ? undefined : body });
+        expect({ name, status: response.status, type: response.headers.get('content-type') }).toEqual({ name, status: 404, type: expect.stringMatching(/^application\/problem\+json/) });
+        await response.text();
+      }
+    } finally {
+      await bare.close();
+    }
   });
 });

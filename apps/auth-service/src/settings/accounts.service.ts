@@ -6,8 +6,7 @@ import { DataSource, QueryFailedError } from 'typeorm';
 import { AUTH_CONFIG, AuthConfig, derivedSecrets } from '../config/config';
 import { ApiKeysService } from '../keys/api-keys.service';
 import { AuditLog } from '../audit/audit-log';
-import { REDIS } from '../sessions/session-store';
-import type { RedisClient } from '../sessions/redis-connection';
+import { AuditFailureDigest } from '../audit/failure-digest';
 import { OrganizationEntity } from '../keys/organization.entity';
 import { createHmac } from 'node:crypto';
 import { throttleAddress } from '../common/throttle-address';
@@ -36,7 +35,7 @@ export class AccountsService {
     private readonly throttle: FailureThrottle,
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
     private readonly audit: AuditLog,
-    @Inject(REDIS) private readonly redis: RedisClient,
+    private readonly failures: AuditFailureDigest,
   ) {
     this.emailKey = derivedSecrets(config, 'invoicing throttle email v1').signing;
   }
@@ -139,26 +138,27 @@ export class AccountsService {
   }
 
   /**
-   * A failed log-in for a registered email, in its organization's log. The actor is unknown (who
-   * typed the wrong password is exactly what nobody knows; the account is in `data`). Recorded once
-   * per account, address block and throttle window: a stranger failing log-ins for a known email
-   * from many addresses adds one record per address, not one per attempt, and the alert says the
-   * rest.
+   * A failed log-in for a registered email, in its organization's log, through the failure digest
+   * (ADR 0035): the account's first failure of the window and its alert at once, every failure in
+   * the window's summary. The actor is unknown (who typed the wrong password is exactly what nobody
+   * knows; the account is in `data`). A stranger failing log-ins for a known email from thousands of
+   * addresses adds a handful of records, not one per address.
    */
   private async recordFailedLogin(user: UserEntity, address: string, alerted: boolean): Promise<void> {
     const entry = { organizationId: user.organizationId, actor: { kind: 'user' as const, id: null }, clientAddress: address };
     const data = { user_id: toPublicId('usr', user.id) };
-    const first = await this.redis
-      .set(`${this.config.REDIS_KEY_PREFIX}audit-login-failed:{${user.id}}:${throttleAddress(address)}`, '1', 'EX', this.config.LOGIN_THROTTLE_WINDOW_SECONDS, 'NX')
-      .catch(() => 'OK');
-    if (first === 'OK') await this.audit.recordQuietly({ ...entry, type: 'account.login_failed', data });
-    if (alerted) {
-      await this.audit.recordQuietly({
-        ...entry,
-        type: 'account.login_failures_alert',
-        data: { ...data, failures_across_addresses: this.config.LOGIN_THROTTLE_ALERT_FAILURES_PER_EMAIL, window_seconds: this.config.LOGIN_THROTTLE_WINDOW_SECONDS },
-      });
-    }
+    await this.failures.failed({ organizationId: user.organizationId, kind: 'account', id: data.user_id }, address, [
+      { ...entry, type: 'account.login_failed', data },
+      ...(alerted
+        ? [
+            {
+              ...entry,
+              type: 'account.login_failures_alert' as const,
+              data: { ...data, failures_across_addresses: this.config.LOGIN_THROTTLE_ALERT_FAILURES_PER_EMAIL, window_seconds: this.config.LOGIN_THROTTLE_WINDOW_SECONDS },
+            },
+          ]
+        : []),
+    ]);
   }
 
   /** After the session has ended: recorded quietly (the log-out has happened whatever the log says). */

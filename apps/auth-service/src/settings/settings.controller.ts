@@ -1,4 +1,4 @@
-import { Controller, Get, Header, HttpCode, Param, Patch, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Param, Patch, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { RESOURCES, SCOPE_ACTIONS } from '@invoicing/contracts';
 import { compileBody } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -9,9 +9,15 @@ import { ApiKeysService, ApiKeyView } from '../keys/api-keys.service';
 import { ApiKeyRevocationService } from '../revocation/api-key-revocation.service';
 import { KeyRollService, RolledApiKey } from '../lifecycle/key-roll.service';
 import { KeyUpdateService } from '../lifecycle/key-update.service';
+import { KeyChangeLimit } from '../lifecycle/key-change-limit';
+import { ListParams } from '../common/list-params';
 
 const validateCreate = compileBody<CreateApiKeyRequest>(CREATE_API_KEY_SCHEMA);
 const validateRoll = compileBody<RollApiKeyRequest>(ROLL_API_KEY_SCHEMA);
+
+const KEY_STATUSES = ['active', 'revoked', 'expired'] as const;
+/** The largest page: the live keys of an organization at the default ceiling fit in two. */
+const KEY_PAGE_DEFAULT = 100;
 
 type CreatedApiKey = Pick<ApiKeyView, 'object' | 'id' | 'name' | 'client_id' | 'scopes' | 'status' | 'created_at' | 'expires_at' | 'allowed_ips'> & {
   client_secret: string;
@@ -26,6 +32,7 @@ export class SettingsController {
     private readonly revocations: ApiKeyRevocationService,
     private readonly rolls: KeyRollService,
     private readonly updates: KeyUpdateService,
+    private readonly limit: KeyChangeLimit,
   ) {}
 
   @Get('scopes')
@@ -33,10 +40,21 @@ export class SettingsController {
     return { data: RESOURCES.map((resource) => ({ resource, scopes: SCOPE_ACTIONS.map((a) => `${a}:${resource}`) })) };
   }
 
+  /**
+   * A page of keys, by default the live ones only (docs/api.md section 9): at most
+   * MAX_LIVE_KEYS_PER_ORGANIZATION of them, so however many revoked or expired keys pile up, none
+   * can push a live key out of sight. Revoked and expired keys are asked for by `status`.
+   */
   @Get('api-keys')
   @Header('Cache-Control', 'no-store')
-  async list(@CurrentUser() user: DashboardUser) {
-    return { object: 'list', data: await this.apiKeys.listForOrganization(user.organizationId), has_more: false };
+  async list(@CurrentUser() user: DashboardUser, @Query() query: Record<string, unknown>) {
+    const params = new ListParams(query, ['limit', 'starting_after', 'status']);
+    const limit = params.limit(KEY_PAGE_DEFAULT);
+    const startingAfter = params.id('starting_after', 'key', 'an API key id');
+    const statuses = params.someOf('status', KEY_STATUSES) ?? ['active'];
+    params.check();
+    const page = await this.apiKeys.listForOrganization(user.organizationId, { limit, startingAfter, statuses });
+    return { object: 'list', data: page.data, has_more: page.hasMore };
   }
 
   /** The only response that ever carries `client_secret`. */
@@ -54,6 +72,8 @@ export class SettingsController {
       allowedIps: body.allowed_ips,
       actor: actorOf(user),
       address: request.ip,
+      // Spent once the request is known to be valid: a refused body costs no budget.
+      admit: () => this.limit.spend(user.organizationId, 'creations'),
     });
     void reply.status(201).header('Location', `/api/v1/settings/api-keys/${key.id}`);
     return {

@@ -249,6 +249,60 @@ describe('Settings, then API', () => {
     expect((listed.body.data as Array<{ status: string }>).filter((k) => k.status === 'active')).toHaveLength(ceiling);
   });
 
+  it('lists live keys by default, so no pile of revoked or expired keys can hide one; pages exactly; filters by status', async () => {
+    const { client } = await signedUp();
+    const ids = (r: { body: Record<string, unknown> }) => (r.body.data as Array<{ id: string }>).map((k) => k.id);
+    const list = (query = '') => client.request('GET', `/api/v1/settings/api-keys${query}`);
+    // The oldest key is the live one a flood of dead keys used to push off the list.
+    const first = await createKey(client);
+    const revoked: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const key = await createKey(client);
+      expect((await client.request('POST', `/api/v1/settings/api-keys/${key.id}/revoke`)).status).toBe(200);
+      revoked.push(key.id);
+    }
+    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    const expiring: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await client.request('POST', '/api/v1/settings/api-keys', { name: 'brief', scopes: ['read:invoices'], expires_at: expiresAt });
+      expect(r.status).toBe(201);
+      expiring.push(String(r.body.id));
+    }
+    // Past the instant, and past the expiry sweep (4 a second) that frees their places under the ceiling.
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 700));
+    const last = await createKey(client);
+
+    const live = await list();
+    expect({ ids: ids(live), has_more: live.body.has_more }).toEqual({ ids: [last.id, first.id], has_more: false });
+    // Pages: has_more is exact, and the cursor continues where the page ended.
+    const one = await list('?limit=1');
+    expect({ ids: ids(one), has_more: one.body.has_more }).toEqual({ ids: [last.id], has_more: true });
+    const two = await list(`?limit=1&starting_after=${last.id}`);
+    expect({ ids: ids(two), has_more: two.body.has_more }).toEqual({ ids: [first.id], has_more: false });
+    // Dead keys on request, newest first; a key expired before the sweep marked it is expired already.
+    const dead = await list('?status=revoked,expired&limit=3');
+    expect({ ids: ids(dead), has_more: dead.body.has_more }).toEqual({ ids: [...expiring].reverse().concat(revoked[2]), has_more: true });
+    const rest = await list(`?status=revoked,expired&limit=3&starting_after=${revoked[2]}`);
+    expect({ ids: ids(rest), has_more: rest.body.has_more }).toEqual({ ids: [revoked[1], revoked[0]], has_more: false });
+    expect((await list('?status=expired')).body.data).toEqual([...expiring].reverse().map((id) => expect.objectContaining({ id, status: 'expired' })));
+    expect(ids(await list('?status=active,revoked,expired'))).toEqual([last.id, ...[...expiring].reverse(), ...[...revoked].reverse(), first.id]);
+    // Another organization's list is empty whatever the cursor.
+    const stranger = await signedUp();
+    expect(ids(await stranger.client.request('GET', `/api/v1/settings/api-keys?status=active,revoked,expired&starting_after=key_${'f'.repeat(32)}`))).toEqual([]);
+
+    const refused = await list('?limit=0&status=live&starting_after=key_x&colour=red');
+    expect({ status: refused.status, type: refused.headers.get('content-type') }).toEqual({ status: 400, type: expect.stringMatching(/^application\/problem\+json/) });
+    expect((refused.body.errors as Array<{ field: string; code: string }>).map(({ field, code }) => [field, code])).toEqual([
+      ['colour', 'unknown_parameter'],
+      ['limit', 'out_of_range'],
+      ['starting_after', 'invalid_format'],
+      ['status', 'invalid_value'],
+    ]);
+    for (const query of ['?limit=101', '?status=', '?status=active&status=revoked', '?limit=1&limit=2']) {
+      expect({ query, status: (await list(query)).status }).toEqual({ query, status: 400 });
+    }
+  });
+
   it("keeps another organization's keys invisible and unrevocable", async () => {
     const owner = await signedUp();
     const key = await createKey(owner.client);

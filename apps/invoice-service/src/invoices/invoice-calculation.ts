@@ -1,6 +1,6 @@
 import { formatQuantity, lineAmount, lineTax, parseQuantity, toSafeNumber } from '@invoicing/resource-api';
 import { FieldErrors } from '@invoicing/service-kit';
-import type { CreateInvoiceLine } from '@invoicing/contracts';
+import { CreateInvoiceLine, MONEY_MAX } from '@invoicing/contracts';
 import type { StoredLineItem } from './invoice.entity';
 
 export interface InvoiceTotals {
@@ -60,8 +60,8 @@ export function calculateInvoice(
     });
   });
   const total = subtotal + taxTotal;
-  if (total > BigInt(Number.MAX_SAFE_INTEGER)) {
-    errors.add('line_items', 'out_of_range', 'the invoice total is too large');
+  if (total > BigInt(MONEY_MAX)) {
+    errors.add('line_items', 'out_of_range', `the invoice total must not exceed ${MONEY_MAX} minor units`);
     return { lines: stored, subtotal: 0, taxTotal: 0, total: 0 };
   }
   return { lines: stored, subtotal: toSafeNumber(subtotal), taxTotal: toSafeNumber(taxTotal), total: toSafeNumber(total) };

@@ -3,8 +3,10 @@ import {
   DOMAIN_EVENT_TYPES,
   DomainEvent,
   INVOICE_STATUSES,
+  MONEY_MAX,
   parsePublicId,
 } from '@invoicing/contracts';
+import { Logger } from '@nestjs/common';
 import { defineResource } from '@invoicing/resource-api';
 import { FieldErrors } from '@invoicing/service-kit';
 import { ProblemException } from '@invoicing/service-kit';
@@ -14,6 +16,8 @@ import { InvoiceEntity } from './invoice.entity';
 import { invoiceNumberTaken, nextInvoiceNumber } from './invoice-numbers';
 import { invoiceView } from './invoice.view';
 
+const logger = new Logger('InvoicePayments');
+
 const DUPLICATE_NUMBER = {
   detail: 'An invoice with this number already exists.',
   error: { field: 'number', code: 'duplicate', message: 'is already used by another invoice' },
@@ -21,7 +25,9 @@ const DUPLICATE_NUMBER = {
 
 /**
  * A payment announced by the payment service counts once towards its invoice (the table of applied
- * payments makes a redelivered event a no-op).
+ * payments makes a redelivered event a no-op). The payment service keeps an invoice's payments
+ * within MONEY_MAX; the sum here saturates at it all the same, because a consumer that threw on an
+ * event would stop every later event of its partition, of every organization, behind it.
  */
 async function applyPayment(event: DomainEvent, organizationId: string, tx: EntityManager): Promise<void> {
   const payment = event.data.object as unknown as { id: string; invoice_id: string; amount: number };
@@ -34,11 +40,13 @@ async function applyPayment(event: DomainEvent, organizationId: string, tx: Enti
     [paymentId, invoice, organizationId, payment.amount],
   );
   if (inserted.length === 0) return;
-  await tx.query(`UPDATE invoices.invoices SET amount_paid = amount_paid + $3 WHERE id = $1 AND organization_id = $2`, [
-    invoice,
-    organizationId,
-    payment.amount,
-  ]);
+  // TypeORM answers an UPDATE with [rows, rowCount] on Postgres.
+  const [rows]: [Array<{ past: boolean }>, number] = await tx.query(
+    `UPDATE invoices.invoices SET amount_paid = LEAST(amount_paid + $3, $4) WHERE id = $1 AND organization_id = $2
+     RETURNING amount_paid = $4 AS past`,
+    [invoice, organizationId, payment.amount, MONEY_MAX],
+  );
+  if (rows[0]?.past) logger.warn({ msg: 'invoice amount_paid at the money range', invoice_id: payment.invoice_id, payment_id: payment.id });
 }
 
 export const INVOICE_RESOURCE = defineResource<InvoiceEntity, CreateInvoiceRequest>('invoices', {

@@ -1,5 +1,6 @@
-import { DOMAIN_EVENT_TYPES, newId } from '@invoicing/contracts';
-import { DomainEventsConsumer } from '@invoicing/resource-api';
+import { DOMAIN_EVENT_TYPES, MONEY_MAX, newId } from '@invoicing/contracts';
+import { DEV_SERVICE_TOKEN_KEYS, DomainEventsConsumer, ServiceCredentials } from '@invoicing/resource-api';
+import { parseKeyRing } from '@invoicing/auth-guard';
 import { call, describeResourceContract, ResourceTestApp, startResourceTestApp } from '@invoicing/resource-api/testing';
 import { INVOICE_SERVICE } from '../invoice-service.definition';
 
@@ -159,10 +160,50 @@ describe('invoices', () => {
   });
 });
 
+describe('money within its range', () => {
+  const url = (path = '') => `${suite.app().baseUrl}/api/v1/invoices${path}`;
+
+  it('refuses an invoice whose total would pass 10^12 (422 naming line_items)', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
+    const client = await clientIn(app, org);
+    const line = { description: 'x', quantity: 1, unit_price: MONEY_MAX / 2 };
+    expect((await call('POST', url(), { token, body: { client_id: client, currency: 'EUR', line_items: [line, line] } })).status).toBe(201);
+    const over = await call('POST', url(), { token, body: { client_id: client, currency: 'EUR', line_items: [line, line, { ...line, unit_price: 1 }] } });
+    expect(over.status).toBe(422);
+    expect(over.body.errors).toEqual([expect.objectContaining({ field: 'line_items', code: 'out_of_range' })]);
+  });
+
+  it('keeps amount_paid within the range whatever payment events arrive, and the invoice readable', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
+    const created = await call('POST', url(), { token, body: { client_id: await clientIn(app, org), currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1000 }] } });
+    const invoiceId = created.body.id as string;
+    const consumer = app.service.app.get(DomainEventsConsumer);
+    // Events past the range can only come from a payment service that did not check it (an older
+    // version): the consumer must neither throw (its partition would stop) nor store an unreadable sum.
+    for (let i = 0; i < 12; i++) {
+      const id = newId('pay');
+      const event = {
+        specversion: '1.0', id: newId('evt'), source: '/invoicing/payment-service', type: DOMAIN_EVENT_TYPES.payment, subject: id,
+        time: new Date().toISOString(), datacontenttype: 'application/json',
+        data: { organization_id: org, object: { object: 'payment', id, created_at: new Date().toISOString(), invoice_id: invoiceId, amount: MONEY_MAX, currency: 'EUR', method: null, paid_at: new Date().toISOString(), reference: null } },
+      };
+      await consumer.handle({ topic: 't', partition: 0, offset: String(i), key: null, value: Buffer.from(JSON.stringify(event)), timestamp: Date.now() });
+    }
+    const read = await call('GET', url(`/${invoiceId}`), { token });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ amount_paid: MONEY_MAX, amount_due: 0, status: 'paid' });
+    expect((await call('GET', url(), { token })).status).toBe(200);
+  });
+});
+
 describe('references not yet in the read model', () => {
   const url = () => `${suite.app().baseUrl}/api/v1/invoices`;
 
-  it("asks the owner with the caller's own token, uses its answer and remembers it", async () => {
+  it("asks the owner with a service credential naming the caller's organization (never the caller's token), uses its answer and remembers it", async () => {
     const app = suite.app();
     const org = app.newOrganizationPublicId();
     const token = app.token({ organizationPublicId: org });
@@ -171,7 +212,12 @@ describe('references not yet in the read model', () => {
     const asked = suite.owner().authorizations.length;
     const body = { client_id: client, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 1 }] };
     expect((await call('POST', url(), { token, body })).status).toBe(201);
-    expect(suite.owner().authorizations.slice(asked)).toEqual([`Bearer ${token}`]);
+    const sent = suite.owner().authorizations.slice(asked);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).not.toContain(token);
+    const credential = sent[0].replace(/^Bearer /, '');
+    const accepted = new ServiceCredentials(parseKeyRing(DEV_SERVICE_TOKEN_KEYS), 'client-service', new Set(['invoice-service'])).verify(credential);
+    expect(accepted).toMatchObject({ service: 'invoice-service', organizationPublicId: org });
     // Remembered: the owner is not asked again.
     expect((await call('POST', url(), { token, body })).status).toBe(201);
     expect(suite.owner().authorizations.length).toBe(asked + 1);

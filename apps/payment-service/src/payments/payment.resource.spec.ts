@@ -11,6 +11,8 @@ const build = (input: Record<string, unknown>) =>
     now: new Date('2026-11-21T10:00:00.000Z'),
     // A fake resolver: the invoice exists and is in EUR.
     references: { require: async () => ({ object: 'invoice', id: invoiceId, currency: 'EUR' }) },
+    // The invoice's running total (payments.invoice_payment_totals) has room for the payment.
+    tx: { query: async () => [{}] },
   } as never);
 
 describe('payment resource', () => {

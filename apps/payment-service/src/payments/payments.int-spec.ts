@@ -1,4 +1,4 @@
-import { newId } from '@invoicing/contracts';
+import { MONEY_MAX, newId } from '@invoicing/contracts';
 import { call, describeResourceContract, ResourceTestApp } from '@invoicing/resource-api/testing';
 import { PAYMENT_SERVICE } from '../payment-service.definition';
 
@@ -50,5 +50,32 @@ describe('payments', () => {
     const filtered = await call('GET', `${url()}?invoice_id=${a}`, { token });
     expect((filtered.body.data as Array<{ invoice_id: string }>).map((p) => p.invoice_id)).toEqual([a]);
     expect((await call('GET', `${url()}?invoice_id=nope`, { token })).status).toBe(400);
+  });
+
+  it("refuses, with 422 and nothing recorded, a payment that would take its invoice's payments past 10^12; overpayment below that is accepted", async () => {
+    const app = suite.app();
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
+    const invoice = await invoiceIn(app, org);
+    // Two payments of the largest amount would have been accepted one after the other before.
+    expect((await call('POST', url(), { token, body: { invoice_id: invoice, amount: MONEY_MAX - 1, currency: 'EUR' } })).status).toBe(201);
+    expect((await call('POST', url(), { token, body: { invoice_id: invoice, amount: 1, currency: 'EUR' } })).status).toBe(201);
+    const past = await call('POST', url(), { token, body: { invoice_id: invoice, amount: 1, currency: 'EUR' }, headers: { 'idempotency-key': `past-${invoice}` } });
+    expect(past.status).toBe(422);
+    expect(past.body.errors).toEqual([{ field: 'amount', code: 'out_of_range', message: expect.stringContaining('more than 1000000000000') }]);
+    const listed = await call('GET', `${url()}?invoice_id=${invoice}`, { token });
+    expect((listed.body.data as Array<{ amount: number }>).map((p) => p.amount)).toEqual([1, MONEY_MAX - 1]);
+    // Another invoice of the organization has a range of its own.
+    expect((await call('POST', url(), { token, body: { invoice_id: await invoiceIn(app, org), amount: MONEY_MAX, currency: 'EUR' } })).status).toBe(201);
+  });
+
+  it('lets exactly as many concurrent payments of one invoice through as the range holds', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
+    const invoice = await invoiceIn(app, org);
+    const quarter = MONEY_MAX / 4;
+    const results = await Promise.all(Array.from({ length: 8 }, () => call('POST', url(), { token, body: { invoice_id: invoice, amount: quarter, currency: 'EUR' } })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 422, 422, 422, 422]);
   });
 });

@@ -24,6 +24,9 @@ import { RawAnswer, send } from './support/raw-http';
 const PORTS = platformPorts({ first: 4301, gateway: 4309 });
 /** A second invoice-service instance with the shortest staleness bound, for item 3. */
 const STRICT_INVOICE_PORT = 4310;
+/** A third, with a short request deadline, for item 15. */
+const DEADLINE_INVOICE_PORT = 4311;
+const DEADLINE_MS = 3000;
 const STRICT_BOUND_MS = 5000;
 const REDIS_PORT = 6391;
 const BASE = `http://127.0.0.1:${PORTS.gateway}`;
@@ -129,6 +132,21 @@ async function rowsOf(table: string): Promise<number> {
   const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE organization_id = $1`, [organizationId]);
   return Number(rows[0].n);
 }
+/** A second organization of its own (a dashboard user and a key with every scope), and a token of it. */
+async function anotherOrganization(name: string): Promise<{ organization: string; token: string }> {
+  const other = new DashboardSession();
+  const auth = DIRECT('auth-service');
+  other.keep(await json('GET', `${auth}/api/v1/account/csrf`));
+  const signup = await json('POST', `${auth}/api/v1/account/signup`, { organization_name: name, email: `${name.toLowerCase()}-${Date.now()}@example.com`, password: 'correct horse battery' }, other.headers());
+  if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${signup.text}`);
+  other.keep(signup);
+  other.keep(await json('GET', `${auth}/api/v1/account/csrf`, undefined, other.headers()));
+  const created = await json('POST', `${auth}/api/v1/settings/api-keys`, { name, scopes: ALL_SCOPES }, other.headers());
+  if (created.status !== 201) throw new Error(`create key: ${created.status} ${created.text}`);
+  const { access_token } = await pairOf(created.json as unknown as Key);
+  return { organization: String((signup.json?.organization as Json).id), token: access_token };
+}
+
 /** Polls until `check` holds; returns the milliseconds it took (throws after `timeoutMs`). */
 async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<number> {
   const startedAt = Date.now();
@@ -173,7 +191,7 @@ afterAll(async () => {
   await db?.end();
 });
 
-describe('faults (items 1-5 and 9 of docs/resilience.md)', () => {
+describe('faults (items 1-5, 9 and 15 of docs/resilience.md)', () => {
   it('item 1: 100 races of 20 concurrent refreshes of one token (half /refresh, half the token endpoint): one winner each, every loser reuse', async () => {
     const key = await newKey('races');
     let oneWinner = 0;
@@ -242,6 +260,78 @@ describe('faults (items 1-5 and 9 of docs/resilience.md)', () => {
     expect(attack[429]).toBeGreaterThan(0);
     expect(Object.keys(owner)).toEqual(['200']);
   }, 60000);
+
+  it("item 15: a row that cannot be read fails its own readers alone, never another organization's read in its batch; a stalled table is answered 503 within the request deadline", async () => {
+    const instance = start('invoice-service', DEADLINE_INVOICE_PORT, 'invoice-service-deadline', { REQUEST_TIMEOUT_MS: String(DEADLINE_MS) });
+    await instance.waitReady(90000);
+    const url = `http://127.0.0.1:${DEADLINE_INVOICE_PORT}/api/v1/invoices`;
+    const victim = await anotherOrganization('Victim');
+    const hostile = await anotherOrganization('Hostile');
+    const invoiceOf = async (token: string): Promise<string> => {
+      const client = await json('POST', `${BASE}/api/v1/clients`, { name: 'C', currency: 'EUR' }, bearer(token));
+      const invoice = await json('POST', `${BASE}/api/v1/invoices`, { client_id: client.json?.id, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 100 }] }, bearer(token));
+      if (invoice.status !== 201) throw new Error(`invoice: ${invoice.status} ${invoice.text}`);
+      return String(invoice.json?.id);
+    };
+    const victimInvoice = await invoiceOf(victim.token);
+    const hostileInvoice = await invoiceOf(hostile.token);
+    // A value no reader can hold (past 2^53), as a bug or an older version could have written it: the
+    // table's own bound is lifted for the trial, as only the schema owner could.
+    await db.query(`ALTER TABLE invoices.invoices DROP CONSTRAINT invoices_amount_paid_in_range`);
+    try {
+      await db.query(`UPDATE invoices.invoices SET amount_paid = 9007199254740993 WHERE id = $1`, [parsePublicId('inv', hostileInvoice)]);
+      // Reads of both organizations sent together, so that they share batches (EntityReader).
+      const started = Date.now();
+      const answers = await Promise.all(
+        Array.from({ length: 120 }, (_, i) =>
+          i % 2 === 0 ? json('GET', `${url}/${victimInvoice}`, undefined, bearer(victim.token)) : json('GET', `${url}/${hostileInvoice}`, undefined, bearer(hostile.token)),
+        ),
+      );
+      const ms = Date.now() - started;
+      const victims = answers.filter((_, i) => i % 2 === 0).map((a) => a.status);
+      const unreadable = answers.filter((_, i) => i % 2 === 1);
+      figure('15', 'unreadable row: the other organization\'s reads sharing its batches, answered 200', `${victims.filter((s) => s === 200).length} of ${victims.length} in ${ms} ms`);
+      figure('15', 'unreadable row: its own reads', JSON.stringify(unreadable.reduce<Record<number, number>>((c, a) => ({ ...c, [a.status]: (c[a.status] ?? 0) + 1 }), {})));
+      expect(victims).toEqual(Array(60).fill(200));
+      expect(unreadable.map((a) => a.status)).toEqual(Array(60).fill(500));
+      expect(unreadable.every((a) => String(a.headers['content-type']).startsWith('application/problem+json') && !/exceeds|range|stack/i.test(a.text))).toBe(true);
+      expect(ms).toBeLessThan(DEADLINE_MS);
+      // The organization's own list fails; the other's does not.
+      expect((await json('GET', url, undefined, bearer(hostile.token))).status).toBe(500);
+      expect((await json('GET', url, undefined, bearer(victim.token))).status).toBe(200);
+    } finally {
+      await db.query(`UPDATE invoices.invoices SET amount_paid = 0 WHERE id = $1`, [parsePublicId('inv', hostileInvoice)]);
+      await db.query(`ALTER TABLE invoices.invoices ADD CONSTRAINT invoices_amount_paid_in_range CHECK (amount_paid <= 1000000000000)`);
+    }
+
+    // A stalled table (an operator's lock): every read is answered, 503 at the deadline, and the
+    // other services go on; the first read after the lock is released is a 200.
+    const locker = new Client({ connectionString: DB });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE invoices.invoices IN ACCESS EXCLUSIVE MODE');
+    try {
+      const started = Date.now();
+      const [read, list, other] = await Promise.all([
+        json('GET', `${url}/${victimInvoice}`, undefined, bearer(victim.token)),
+        json('GET', url, undefined, bearer(victim.token)),
+        json('GET', `${BASE}/api/v1/clients?limit=1`, undefined, bearer(victim.token)),
+      ]);
+      const ms = Date.now() - started;
+      figure('15', 'stalled table: read by id, list, another service', `${read.status}, ${list.status}, ${other.status} in ${ms} ms`, { deadline_ms: DEADLINE_MS });
+      expect([read.status, list.status, other.status]).toEqual([503, 503, 200]);
+      expect(read.headers['retry-after']).toBe('1');
+      expect(ms).toBeGreaterThanOrEqual(DEADLINE_MS - 100);
+      expect(ms).toBeLessThan(DEADLINE_MS + 2000);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    const recovered = await until('reads after the lock', async () => (await json('GET', `${url}/${victimInvoice}`, undefined, bearer(victim.token))).status === 200, 15000, 100);
+    figure('15', 'stalled table released: first 200 after', `${recovered} ms`);
+    await instance.stop();
+    services.delete('invoice-service-deadline');
+  }, 180000);
 
   it('item 5: Redis slow or killed: token and refresh answer 503 temporarily_unavailable within 2 s, issue nothing unrecorded, and recover without a restart', async () => {
     const key = await newKey('redis');

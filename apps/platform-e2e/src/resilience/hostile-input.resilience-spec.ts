@@ -5,7 +5,7 @@
  * field was the problem, and no row from a refused request. Runs against RESILIENCE_BASE_URL when
  * set (an already running stack), otherwise starts the built services itself.
  */
-import { ALL_SCOPES, parsePublicId } from '@invoicing/contracts';
+import { ALL_SCOPES, MONEY_MAX, parsePublicId } from '@invoicing/contracts';
 import { Client } from 'pg';
 import { runCommand, ServiceProcess, sleep, startService } from '../support/processes';
 import { loopbackUrls } from '../support/platform';
@@ -35,6 +35,9 @@ interface Target {
   /** Dotted paths of the string and integer fields to attack. */
   strings: string[];
   numbers: string[];
+  /** Dotted paths of the calendar-date (`YYYY-MM-DD`) and date-time fields to attack. */
+  dates?: string[];
+  dateTimes?: string[];
   /** `schema.table` holding what a 2xx writes, counted per organization. */
   table?: string;
   /** Honours Idempotency-Key (a bad one is a 400); elsewhere the header means nothing. */
@@ -132,6 +135,30 @@ const NUMBER_ATTACKS: Array<{ name: string; raw: string; mayAccept?: boolean }> 
   { name: 'true', raw: 'true' },
 ];
 
+/** Dates Postgres or the documents cannot hold, and days that do not exist (docs/api.md section 2). */
+const DATE_ATTACKS: Array<{ name: string; value: string; mayAccept?: boolean }> = [
+  { name: 'year 0000', value: '0000-01-01' },
+  { name: 'year 0001', value: '0001-01-01' },
+  { name: 'the day before 1900', value: '1899-12-31' },
+  { name: 'a five-digit year', value: '10000-01-01' },
+  { name: 'a signed year', value: '+002026-01-01' },
+  { name: '29 February of a common year', value: '2023-02-29' },
+  { name: 'month 00', value: '2026-00-10' },
+  { name: '9999-12-31', value: '9999-12-31', mayAccept: true },
+  { name: '1900-01-01', value: '1900-01-01', mayAccept: true },
+];
+const DATE_TIME_ATTACKS: Array<{ name: string; value: string; mayAccept?: boolean }> = [
+  { name: 'year 0000', value: '0000-01-01T00:00:00Z' },
+  { name: 'before 1900 (UTC)', value: '1899-12-31T23:59:59Z' },
+  { name: 'past 9999 once in UTC', value: '9999-12-31T23:59:59-01:00' },
+  { name: 'a five-digit year', value: '10000-01-01T00:00:00Z' },
+  { name: 'hour 24', value: '2026-11-26T24:00:00Z' },
+  { name: 'a leap second', value: '2026-12-31T23:59:60Z' },
+  { name: 'no offset', value: '2026-11-26T10:00:00' },
+  { name: 'an offset of +24:00', value: '2026-11-26T10:00:00+24:00' },
+  { name: 'a late offset that stays in range', value: '1899-12-31T23:00:00-02:00', mayAccept: true },
+];
+
 function deep(depth: number, open: string, close: string, inner = '1'): string {
   return open.repeat(depth) + inner + close.repeat(depth);
 }
@@ -154,6 +181,19 @@ function casesFor(target: Target): Case[] {
         field: fieldName(path),
         mayAccept: attack.mayAccept,
       });
+    }
+  }
+  for (const [paths, attacks] of [
+    [target.dates ?? [], DATE_ATTACKS],
+    [target.dateTimes ?? [], DATE_TIME_ATTACKS],
+  ] as const) {
+    for (const path of paths) {
+      for (const attack of attacks) {
+        raw(`${path}: ${attack.name}`, async () => encode(target, setPath(await target.valid(), path, attack.value)), {
+          field: fieldName(path),
+          mayAccept: attack.mayAccept,
+        });
+      }
     }
   }
   if (target.form) {
@@ -324,7 +364,7 @@ afterAll(async () => {
 });
 
 function targets(): Target[] {
-  const resource = (name: string, table: string, valid: () => Json, strings: string[], numbers: string[]): Target => ({
+  const resource = (name: string, table: string, valid: () => Json, strings: string[], numbers: string[], dates: Partial<Pick<Target, 'dates' | 'dateTimes'>> = {}): Target => ({
     name: `POST /api/v1/${name}`,
     path: `/api/v1/${name}`,
     format: 'problem',
@@ -332,6 +372,7 @@ function targets(): Target[] {
     headers: bearer,
     strings,
     numbers,
+    ...dates,
     table,
     idempotent: true,
   });
@@ -354,15 +395,16 @@ function targets(): Target[] {
       () => ({ client_id: clientId, currency: 'EUR', notes: 'n', line_items: [{ description: 'Setup', quantity: 1, unit_price: 1000 }] }),
       ['notes', 'client_id', 'line_items.0.description'],
       ['line_items.0.unit_price'],
+      { dates: ['issue_date', 'due_date'] },
     ),
     resource('payments', 'payments.payments', () => ({ invoice_id: invoiceId, amount: 1, currency: 'EUR', reference: 'r' }), ['reference', 'invoice_id'], [
       'amount',
-    ]),
+    ], { dateTimes: ['paid_at'] }),
     resource('expenses', 'expenses.expenses', () => ({ description: 'Taxi', amount: 2300, currency: 'EUR', incurred_on: '2026-11-20', vendor: 'v' }), [
       'description',
       'vendor',
       'incurred_on',
-    ], ['amount']),
+    ], ['amount'], { dates: ['incurred_on'] }),
     {
       name: 'POST /api/v1/settings/api-keys',
       path: '/api/v1/settings/api-keys',
@@ -456,6 +498,45 @@ describe('hostile input (items 7 and 7b of docs/resilience.md)', () => {
     // Rows: every accepted request wrote exactly one, every refused one none.
     for (const table of tables) expect({ table, written: after[table] - before[table] }).toEqual({ table, written: accepted[table] });
   }, 600000);
+
+  it('keeps every sum of money within its range: invoice totals, and the payments of one invoice (overflow attempts answered 422, the invoice still readable)', async () => {
+    const invoice = await json('POST', '/api/v1/invoices', { client_id: clientId, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price: 100 }] }, bearer());
+    expect(invoice.status).toBe(201);
+    const id = String(invoice.json?.id);
+    const product = await json('POST', '/api/v1/products', { name: 'Costly', unit_price: MONEY_MAX, currency: 'EUR' }, bearer());
+    expect(product.status).toBe(201);
+    const attempts: Array<[string, string, Json, string]> = [
+      ['two lines of the largest price', '/api/v1/invoices', { client_id: clientId, currency: 'EUR', line_items: [{ description: 'a', quantity: 1, unit_price: MONEY_MAX }, { description: 'b', quantity: 1, unit_price: 1 }] }, 'line_items'],
+      ['the largest quantity at the largest price', '/api/v1/invoices', { client_id: clientId, currency: 'EUR', line_items: [{ description: 'a', quantity: '999999999.999', unit_price: MONEY_MAX }] }, 'line_items'],
+      ['tax on the largest price', '/api/v1/invoices', { client_id: clientId, currency: 'EUR', line_items: [{ description: 'a', quantity: 1, unit_price: MONEY_MAX, tax_rate_bps: 1 }] }, 'line_items'],
+      ["a product's price, twice", '/api/v1/invoices', { client_id: clientId, currency: 'EUR', line_items: [{ quantity: 2, product_id: product.json?.id }] }, 'line_items'],
+    ];
+    const outcomes: Array<{ name: string; status: number; fields: string[] }> = [];
+    for (const [name, path, body, field] of attempts) {
+      const r = await json('POST', path, body, bearer());
+      outcomes.push({ name, status: r.status, fields: ((r.json?.errors as Array<{ field: string }>) ?? []).map((e) => e.field) });
+      expect({ name, status: r.status, named: outcomes[outcomes.length - 1].fields.includes(field) }).toEqual({ name, status: 422, named: true });
+    }
+    // Payments: overpayment is accepted up to the range; the next one is refused and writes nothing.
+    const pay = (amount: number) => json('POST', '/api/v1/payments', { invoice_id: id, amount, currency: 'EUR' }, bearer());
+    expect((await pay(MONEY_MAX - 1)).status).toBe(201);
+    expect((await pay(1)).status).toBe(201);
+    const past = await pay(1);
+    const huge = await pay(MONEY_MAX);
+    outcomes.push({ name: 'payments past the range', status: past.status, fields: [] }, { name: 'the largest payment once more', status: huge.status, fields: [] });
+    expect([past.status, huge.status]).toEqual([422, 422]);
+    // Applied within a second, at the bound, and the invoice and its list read as ever.
+    let read: RawAnswer | null = null;
+    for (let i = 0; i < 50; i++) {
+      read = await send(BASE, 'GET', `/api/v1/invoices/${id}`, bearer());
+      if (read.json?.amount_paid === MONEY_MAX) break;
+      await sleep(100);
+    }
+    expect(read?.status).toBe(200);
+    expect(read?.json).toMatchObject({ amount_paid: MONEY_MAX, amount_due: 0, status: 'paid' });
+    expect((await send(BASE, 'GET', '/api/v1/invoices?limit=100', bearer())).status).toBe(200);
+    figure('7', 'overflow attempts on summed money refused with 422', outcomes.filter((o) => o.status === 422).length, { tried: outcomes.length });
+  }, 60000);
 
   it('refuses forged settings calls (CSRF pair, DNS rebinding, cross-site fetch metadata) and writes no key', async () => {
     const db = new Client({ connectionString: DATABASE_URL });

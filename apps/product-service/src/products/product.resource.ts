@@ -1,5 +1,6 @@
-import { CreateProductRequest, toPublicId } from '@invoicing/contracts';
+import { CREATE_PRODUCT_SCHEMA, CreateProductRequest, normalizeIdentifier, toPublicId } from '@invoicing/contracts';
 import { defineResource } from '@invoicing/resource-api';
+import { FieldErrors } from '@invoicing/service-kit';
 import { ProductEntity } from './product.entity';
 
 export const PRODUCT_RESOURCE = defineResource<ProductEntity, CreateProductRequest>('products', {
@@ -12,10 +13,17 @@ export const PRODUCT_RESOURCE = defineResource<ProductEntity, CreateProductReque
   },
 
   async build({ input }) {
+    // Unique per organization, so compared in one form: look-alikes of a SKU are the same SKU (409).
+    let sku: string | null = null;
+    if (input.sku !== undefined) {
+      const normalized = normalizeIdentifier(input.sku, CREATE_PRODUCT_SCHEMA.properties.sku.maxLength);
+      if (!normalized.ok) new FieldErrors().add('sku', normalized.code, normalized.message).throwIfAny();
+      else sku = normalized.value;
+    }
     return Object.assign(new ProductEntity(), {
       name: input.name,
       description: input.description ?? null,
-      sku: input.sku ?? null,
+      sku,
       unitPrice: input.unit_price,
       currency: input.currency,
       taxRateBps: input.tax_rate_bps ?? 0,

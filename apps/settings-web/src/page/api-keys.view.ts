@@ -1,16 +1,35 @@
 import { setupAllowedIpsDialog } from './allowed-ips.dialog.js';
 import { AppContext, errorMessage, isUnauthorized } from './app-context.js';
 import { announce, byId, h, onDialogClosed } from './dom.js';
+import { plural } from './format.js';
 import { KeyAction, keyCard } from './key-card.js';
 import { KeyListHooks } from './key-dialogs.js';
+import { allPages, INACTIVE_PAGE_SIZE, INACTIVE_STATUSES, LIVE_PAGE_SIZE } from './key-pages.js';
 import { setupRollSecretDialog } from './roll-secret.dialog.js';
 import { ApiError, ApiKey, settingsApi } from './settings-api.client.js';
 
-/** Settings → API: the key list, the revoke confirmation dialog, and the roll and allowed-IP dialogs. */
+/**
+ * Settings → API: the key list, the revoke confirmation dialog, and the roll and allowed-IP dialogs.
+ * Every live key is shown, page after page of the API's list; revoked and expired keys, which pile
+ * up without limit, only on request and a page at a time, below them: however many there are, they
+ * never push a live key out of sight.
+ */
 export function setupApiKeysView(ctx: AppContext): { load(): Promise<void> } {
   const list = byId<HTMLUListElement>('keys-list');
   const empty = byId('keys-empty');
   const problem = byId('keys-error');
+  const inactiveToggle = byId<HTMLButtonElement>('keys-inactive-toggle');
+  const inactive = byId('keys-inactive');
+  const inactiveTitle = byId('keys-inactive-title');
+  const inactiveList = byId<HTMLUListElement>('keys-inactive-list');
+  const inactiveEmpty = byId('keys-inactive-empty');
+  const inactiveCount = byId('keys-inactive-count');
+  const inactiveError = byId('keys-inactive-error');
+  const inactiveMore = byId<HTMLButtonElement>('keys-inactive-more');
+  /** The last revoked or expired key shown, for "Show more"; null before the first page. */
+  let inactiveAfter: string | null = null;
+  /** Bumped by every load of the revoked and expired keys: an answer to an earlier one is dropped. */
+  let inactiveGeneration = 0;
   const dialog = byId<HTMLDialogElement>('revoke-dialog');
   const confirm = byId<HTMLButtonElement>('revoke-confirm');
   const dialogError = byId('revoke-error');
@@ -67,8 +86,9 @@ export function setupApiKeysView(ctx: AppContext): { load(): Promise<void> } {
     problem.replaceChildren();
     list.setAttribute('aria-busy', 'true');
     if (list.childElementCount === 0) empty.hidden = true;
+    const shown = inactiveToggle.getAttribute('aria-expanded') === 'true' ? loadInactive(true) : null;
     try {
-      render((await settingsApi.listKeys()).data);
+      render(await allPages((after) => settingsApi.listKeys({ status: ['active'], limit: LIVE_PAGE_SIZE, startingAfter: after })));
     } catch (error) {
       if (isUnauthorized(error)) return ctx.sessionLost();
       const retry = h('button', { type: 'button', class: 'button' }, 'Try again');
@@ -77,7 +97,53 @@ export function setupApiKeysView(ctx: AppContext): { load(): Promise<void> } {
     } finally {
       list.removeAttribute('aria-busy');
     }
+    await shown;
   }
+
+  /** The first page of revoked and expired keys (`fresh`), or the next one ("Show more"). */
+  async function loadInactive(fresh: boolean): Promise<void> {
+    const current = fresh ? (inactiveGeneration += 1) : inactiveGeneration;
+    if (fresh) inactiveAfter = null;
+    inactiveError.replaceChildren();
+    inactiveMore.setAttribute('aria-disabled', 'true');
+    inactiveList.setAttribute('aria-busy', 'true');
+    try {
+      const page = await settingsApi.listKeys({ status: INACTIVE_STATUSES, limit: INACTIVE_PAGE_SIZE, startingAfter: inactiveAfter });
+      if (current !== inactiveGeneration) return;
+      if (fresh) inactiveList.replaceChildren();
+      const known = new Set([...inactiveList.querySelectorAll<HTMLElement>('[data-key-id]')].map((el) => el.dataset.keyId));
+      const added = page.data.filter((key) => !known.has(key.id)).map(card);
+      inactiveList.append(...added);
+      if (page.data.length > 0) inactiveAfter = page.data[page.data.length - 1].id;
+      const total = inactiveList.childElementCount;
+      inactiveEmpty.hidden = total > 0;
+      inactiveMore.hidden = !(page.has_more && page.data.length > 0);
+      inactiveCount.textContent = total === 0 ? '' : `${plural(total, 'revoked or expired key')} shown${inactiveMore.hidden ? '' : '; more are available'}.`;
+      // After "Show more", on to the first key it brought.
+      if (!fresh) (added[0]?.querySelector<HTMLElement>('.key-card__name') ?? inactiveTitle).focus();
+    } catch (error) {
+      if (current !== inactiveGeneration) return;
+      if (isUnauthorized(error)) return ctx.sessionLost();
+      inactiveError.replaceChildren(`The revoked and expired keys could not be loaded. ${errorMessage(error)}`);
+    } finally {
+      if (current === inactiveGeneration) {
+        inactiveList.removeAttribute('aria-busy');
+        inactiveMore.removeAttribute('aria-disabled');
+      }
+    }
+  }
+
+  inactiveToggle.addEventListener('click', () => {
+    const show = inactiveToggle.getAttribute('aria-expanded') !== 'true';
+    inactiveToggle.setAttribute('aria-expanded', String(show));
+    inactiveToggle.textContent = show ? 'Hide revoked and expired keys' : 'Show revoked and expired keys';
+    inactive.hidden = !show;
+    if (show) void loadInactive(true);
+    else inactiveGeneration += 1;
+  });
+  inactiveMore.addEventListener('click', () => {
+    if (inactiveMore.getAttribute('aria-disabled') !== 'true') void loadInactive(false);
+  });
 
   function open(key: ApiKey, trigger: HTMLButtonElement): void {
     pending = { key, trigger };

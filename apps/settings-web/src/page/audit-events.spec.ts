@@ -84,6 +84,20 @@ describe('audit log: summaries', () => {
     expect(summary('account.logged_out', {})).toBe('Logged out');
   });
 
+  it("describes a window's failures in one line, and what the ceiling held back", () => {
+    const span = { window_started_at: '2026-11-24T10:00:00.000Z', window_ended_at: '2026-11-24T11:00:00.000Z' };
+    expect(
+      summary('account.login_failures_summary', { user_id: 'usr_1', failures: 40, address_blocks: 39, sample_addresses: ['2001:db8:0:1::/64', '198.51.100.7'], ...span }),
+    ).toBe('40 failed log-ins from about 39 address blocks between <2026-11-24T10:00:00.000Z> and <2026-11-24T11:00:00.000Z>; for example 2001:db8:0:1::/64, 198.51.100.7');
+    expect(summary('api_key.auth_failures_summary', { failures: 1, address_blocks: 1, sample_addresses: [], ...span })).toBe(
+      '1 failed authentication with this key from about 1 address block between <2026-11-24T10:00:00.000Z> and <2026-11-24T11:00:00.000Z>',
+    );
+    expect(summary('api_key.auth_failures_summary', {})).toBe('Many failed authentications with this key');
+    expect(summary('audit.failure_records_suppressed', { records_suppressed: 3, ceiling: 20, user_ids: ['usr_1'], api_key_ids: ['key_1', 'key_2'], ...span })).toBe(
+      '3 more failure records held back (at most 20 a window) between <2026-11-24T10:00:00.000Z> and <2026-11-24T11:00:00.000Z>; for usr_1, key_1, key_2',
+    );
+  });
+
   it('shows an unknown type verbatim, and leaves out data that is missing or of another type', () => {
     expect(summary('api_key.stolen', { name: 'x' })).toBe('api_key.stolen');
     expect(summary('api_key.renamed', { name: 'x', previous_name: 'y' })).toBe('Key renamed to “x” (was “y”)');

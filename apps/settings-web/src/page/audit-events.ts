@@ -37,12 +37,15 @@ export const AUDIT_EVENT_TYPES: ReadonlyArray<{ type: string; label: string }> =
   { type: 'api_key.expired', label: 'Key expired' },
   { type: 'api_key.exposed', label: 'Secret found in public' },
   { type: 'api_key.auth_failures_alert', label: 'Failed key authentications alert' },
+  { type: 'api_key.auth_failures_summary', label: 'Failed key authentications summary' },
   { type: 'refresh_token.reuse_detected', label: 'Refresh token reused' },
   { type: 'account.signed_up', label: 'Signed up' },
   { type: 'account.logged_in', label: 'Logged in' },
   { type: 'account.login_failed', label: 'Log-in failed' },
   { type: 'account.login_failures_alert', label: 'Failed log-ins alert' },
+  { type: 'account.login_failures_summary', label: 'Failed log-ins summary' },
   { type: 'account.logged_out', label: 'Logged out' },
+  { type: 'audit.failure_records_suppressed', label: 'Failure records held back' },
 ];
 
 /** How many records a page of the list asks for (the API takes 1 to 100). */
@@ -114,6 +117,26 @@ function sessionsEnded(n: number | null): string {
   return n === null || n === 0 ? '' : `${plural(n, 'session')} ended`;
 }
 
+/** "between <start> and <end>" of a window's record, when it says both. */
+function window(data: Record<string, unknown>): SummaryPart[] {
+  const started = text(data, 'window_started_at');
+  const ended = text(data, 'window_ended_at');
+  return started && ended ? [' between ', { time: started }, ' and ', { time: ended }] : [];
+}
+
+/** A window's failures of one account or key: how many, from how many address blocks, a few of them. */
+function failuresSummary(data: Record<string, unknown>, unit: string, whose: string): SummaryPart[] {
+  const n = count(data, 'failures');
+  const blocks = count(data, 'address_blocks');
+  const samples = list(data, 'sample_addresses') ?? [];
+  return [
+    `${n === null ? `Many ${unit}s` : plural(n, unit)}${whose ? ` ${whose}` : ''}`,
+    ...(blocks === null ? [] : [` from about ${plural(blocks, 'address block')}`]),
+    ...window(data),
+    ...(samples.length > 0 ? [`; for example ${samples.join(', ')}`] : []),
+  ];
+}
+
 /**
  * What happened, in a short sentence, from the record's type and `data`. The data is read
  * defensively (a field missing or of another type is left out of the sentence); a type this page
@@ -175,6 +198,8 @@ export function eventSummary(event: Pick<AuditEvent, 'type' | 'data'>): SummaryP
       const n = count(data, 'failures_across_addresses');
       return [n === null ? 'Alert: many failed authentications with this key' : `Alert: ${plural(n, 'failed authentication')} with this key across addresses`];
     }
+    case 'api_key.auth_failures_summary':
+      return failuresSummary(data, 'failed authentication', 'with this key');
     case 'refresh_token.reuse_detected': {
       const n = count(data, 'sessions_ended') ?? 0;
       return [`Reused refresh token: ${plural(n, 'session')} ended`];
@@ -191,8 +216,21 @@ export function eventSummary(event: Pick<AuditEvent, 'type' | 'data'>): SummaryP
       const n = count(data, 'failures_across_addresses');
       return [n === null ? 'Alert: many failed log-ins' : `Alert: ${plural(n, 'failed log-in')} across addresses`];
     }
+    case 'account.login_failures_summary':
+      return failuresSummary(data, 'failed log-in', '');
     case 'account.logged_out':
       return ['Logged out'];
+    case 'audit.failure_records_suppressed': {
+      const n = count(data, 'records_suppressed');
+      const ceiling = count(data, 'ceiling');
+      const ids = [...(list(data, 'user_ids') ?? []), ...(list(data, 'api_key_ids') ?? [])];
+      return [
+        n === null ? 'Failure records held back' : `${plural(n, 'more failure record')} held back`,
+        ...(ceiling === null ? [] : [` (at most ${ceiling} a window)`]),
+        ...window(data),
+        ...(ids.length > 0 ? [`; for ${ids.join(', ')}`] : []),
+      ];
+    }
     default:
       return [event.type];
   }

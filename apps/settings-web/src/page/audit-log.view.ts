@@ -14,6 +14,7 @@ import {
 import { byId, h } from './dom.js';
 import { clearFormErrors, setFormError, showFieldErrors } from './form-errors.js';
 import { plural } from './format.js';
+import { allPages, INACTIVE_STATUSES, LIVE_PAGE_SIZE } from './key-pages.js';
 import { externalUrl, timeElement } from './key-card.js';
 import { PATHS } from './routes.js';
 import { ApiError, settingsApi } from './settings-api.client.js';
@@ -60,11 +61,18 @@ export function setupAuditLogView(ctx: AppContext): { load(): Promise<void> } {
     clear.hidden = filters.type === null && filters.apiKeyId === null;
   }
 
-  /** The API key filter offers the organization's keys; without them it still holds the URL's key. */
+  /**
+   * The API key filter offers every live key and the latest revoked or expired ones (an older key is
+   * reached from a record's key link); without them it still holds the URL's key.
+   */
   async function loadKeys(current: number): Promise<void> {
     let keys;
     try {
-      keys = (await settingsApi.listKeys()).data;
+      const [live, inactive] = await Promise.all([
+        allPages((after) => settingsApi.listKeys({ status: ['active'], limit: LIVE_PAGE_SIZE, startingAfter: after })),
+        settingsApi.listKeys({ status: INACTIVE_STATUSES, limit: LIVE_PAGE_SIZE }),
+      ]);
+      keys = [...live, ...inactive.data];
     } catch {
       // Not this view's failure to report: the events' own request says what is wrong (or works).
       return;

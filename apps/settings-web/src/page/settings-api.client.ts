@@ -1,4 +1,5 @@
 import { AuditEvent, auditEventsQuery, AuditFilters } from './audit-events.js';
+import { KeyListQuery, keysQuery, ListPage } from './key-pages.js';
 import { parseRetryAfter, Problem, toProblem } from './problem-details.js';
 
 /**
@@ -180,7 +181,8 @@ export const settingsApi = {
   login: (input: { email: string; password: string }) => send<Session>('POST', '/api/v1/account/login', input).then(newSession),
   logout: () => send<void>('POST', '/api/v1/account/logout').then(newSession),
   scopes: () => send<{ data: ScopeGroup[] }>('GET', '/api/v1/settings/scopes'),
-  listKeys: () => send<{ object: 'list'; data: ApiKey[]; has_more: boolean }>('GET', '/api/v1/settings/api-keys'),
+  /** A page of keys: the live ones unless `status` asks for others (docs/api.md section 9). */
+  listKeys: (query: KeyListQuery = {}) => send<ListPage<ApiKey>>('GET', `/api/v1/settings/api-keys${keysQuery(query)}`),
   createKey: (input: CreateKeyInput) => send<CreatedApiKey>('POST', '/api/v1/settings/api-keys', input),
   revokeKey: (id: string) => send<ApiKey>('POST', `/api/v1/settings/api-keys/${encodeURIComponent(id)}/revoke`),
   rollKey: (id: string, input: RollKeyInput) => send<RolledApiKey>('POST', `/api/v1/settings/api-keys/${encodeURIComponent(id)}/roll`, input),

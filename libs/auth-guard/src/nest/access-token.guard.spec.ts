@@ -12,7 +12,7 @@ import { FakeKafka, fakeKafka, sessionsRevoked, settle } from '../testing/fake-k
 import { AccessTokenGuard } from './access-token.guard';
 import { ACCESS_TOKEN_STRATEGY, ADDRESS_NOT_ALLOWED_DETAIL, REVOCATIONS_UNAVAILABLE_DETAIL } from './access-token.strategy';
 import { Caller, CallerIdentity } from './caller';
-import { Scopes, ServiceToService } from './scopes.decorator';
+import { Scopes } from './scopes.decorator';
 
 const key = randomBytes(32);
 const issuer = 'https://api.example';
@@ -43,14 +43,6 @@ class InvoicesController {
   @Scopes('read:invoices')
   list(@Caller() caller: CallerIdentity): { organization_id: string; organization_uuid: string } {
     return { organization_id: caller.organizationPublicId, organization_uuid: caller.organizationId };
-  }
-
-  /** Called by other services with the client's token: the client's address was checked by the caller. */
-  @Get('internal')
-  @UseGuards(AccessTokenGuard)
-  @ServiceToService()
-  internal(): { ok: true } {
-    return { ok: true };
   }
 
   /** The same strategy reached through passport, as `AuthGuard('access-token')` elsewhere would. */
@@ -136,9 +128,6 @@ describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () =
       }
       expect((await get('/through-passport', bearer, address)).statusCode).toBe(status);
     }
-    // A route only services call skips the address (theirs is no client's), never the token's checks.
-    expect((await get('/internal', bearer, '10.1.2.3')).statusCode).toBe(200);
-    expect((await get('/internal', token({ allowedIps: ['10.0.0.1/8'] }), '10.1.2.3')).statusCode).toBe(401);
     // A list that is not canonical was not signed by the auth service as such: malformed, 401.
     for (const allowedIps of [['10.0.0.1/8'], 'any', [], [7]]) {
       expect((await get('', token({ allowedIps }), '10.0.0.1')).statusCode).toBe(401);

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { ACCESS_TOKEN_STRATEGY, AccessTokenStrategy } from './access-token.strategy';
 import { bearerChallenge, BearerFailure, bearerFailure } from './bearer.strategy';
 import type { CallerIdentity } from './caller';
-import { SCOPES_METADATA, SERVICE_TO_SERVICE_METADATA } from './scopes.decorator';
+import { SCOPES_METADATA } from './scopes.decorator';
 
 /**
  * Authenticates the request's access token (401 with an RFC 6750 challenge otherwise) and checks
@@ -36,7 +36,7 @@ export class AccessTokenGuard extends AuthGuard(ACCESS_TOKEN_STRATEGY) {
     // closures to the context on every call just to hand it back.
     const request = context.getArgByIndex<{ headers: IncomingHttpHeaders; ip?: string; user?: CallerIdentity }>(0);
     // `ip`: Fastify's client address, the socket's or what a TRUSTED_PROXIES peer forwarded.
-    const outcome = this.strategy.authenticateHeader(request.headers.authorization, request.ip, !this.serviceToService(context));
+    const outcome = this.strategy.authenticateHeader(request.headers.authorization, request.ip);
     request.user = isBearerFailure(outcome)
       ? this.handleRequest(null, false, outcome, context)
       : this.handleRequest(null, outcome, undefined, context);
@@ -65,18 +65,6 @@ export class AccessTokenGuard extends AuthGuard(ACCESS_TOKEN_STRATEGY) {
       }
     }
     return user as TUser;
-  }
-
-  /** Whether the handler (or its class) is `@ServiceToService()`: no allowlist check. Read once per handler. */
-  private readonly serviceToServiceByHandler = new WeakMap<object, boolean>();
-  private serviceToService(context: ExecutionContext): boolean {
-    const handler = context.getHandler();
-    let internal = this.serviceToServiceByHandler.get(handler);
-    if (internal === undefined) {
-      internal = this.reflector.getAllAndOverride<boolean | undefined>(SERVICE_TO_SERVICE_METADATA, [handler, context.getClass()]) === true;
-      this.serviceToServiceByHandler.set(handler, internal);
-    }
-    return internal;
   }
 
   /** `@Scopes()` of the handler (or its class), read once per handler rather than per request. */

@@ -65,10 +65,10 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
    * `validate`, without passport's per-request context (see AccessTokenGuard). Throws
    * {@link REVOCATIONS_UNAVAILABLE} while the revocation view is stale.
    */
-  authenticateHeader(header: string | undefined, address: string | undefined, checkAddress = true): CallerIdentity | BearerFailure {
+  authenticateHeader(header: string | undefined, address: string | undefined): CallerIdentity | BearerFailure {
     const token = readBearer(header);
     if (typeof token !== 'string') return token;
-    const result = this.validate(token, address, checkAddress);
+    const result = this.validate(token, address);
     return Array.isArray(result) ? bearerFailure(result[1]) : result;
   }
 
@@ -77,7 +77,7 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
    * and {@link ADDRESS_NOT_ALLOWED} when `address` (the client's, as Fastify resolved it through
    * TRUSTED_PROXIES) is outside the key's allowlist.
    */
-  validate(token: string, address?: string, checkAddress: unknown = true): CallerIdentity | [false, string] {
+  validate(token: string, address?: string): CallerIdentity | [false, string] {
     // check() answers a refused token without an exception: the 401 path is ordinary traffic.
     const claims = this.verifier.check(token);
     if (isTokenRefusal(claims)) return [false, claims.description];
@@ -106,11 +106,10 @@ export class AccessTokenStrategy extends PassportStrategy(HeaderBearerStrategy, 
     // Not known as revoked, but the view has heard nothing from Kafka for too long to vouch for it:
     // fail closed (ADR 0017). Invalid, expired and known-revoked tokens keep their 401 above: that
     // answer does not depend on the feed, and a 503 would only invite the client to retry it.
-    if (this.feed.stale) throw REVOCATIONS_UNAVAILABLE;
+    // Likewise while the view is past its bound on keys (RevocationView.overflowed).
+    if (this.feed.stale || this.revocations.overflowed) throw REVOCATIONS_UNAVAILABLE;
     // The key's allowlist: as changed since the token was issued if it was (the view), else the
     // token's own. A key without one costs a null check and, while no list has changed, a size read.
-    // Only `false` skips the check (a @ServiceToService() route); passport hands its callback here.
-    if (checkAddress === false) return caller;
     const changed = this.revocations.changedAllowlist(caller.apiKeyId);
     const allowlist = changed === undefined ? caller.allowlist : changed;
     if (allowlist !== null && !allowlist.allows(address)) throw ADDRESS_NOT_ALLOWED;

@@ -21,9 +21,8 @@ export interface CallerIdentity {
   scopes: ReadonlySet<string>;
   tokenId: string;
   /**
-   * The verified token itself, for one purpose: a resource service that asks another one whether a
-   * referenced object exists forwards it, so the owner answers within the caller's organization.
-   * Never log it.
+   * The verified token itself: the strategy's cache of callers checks it is still the same token.
+   * Never forwarded (another service is asked with a service credential) and never logged.
    */
   accessToken: string;
   /** The allowlist the token carries (`allowed_ips`), null when it has none (any address). */

@@ -63,7 +63,7 @@ describe(RevocationFeed.name, () => {
     await kafka.consumer.deliver(7, sessionsRevoked(revoked, clock - 60_000));
     await kafka.consumer.deliver(8, sessionsRevoked(newId('ses'), clock - 30_000));
     expect({ ready: feed.ready, stale: feed.stale }).toEqual({ ready: true, stale: false });
-    expect(view.isRevoked({ sub: 'key_x', sid: revoked })).toBe(true);
+    expect(view.isRevoked({ sub: 'key_x', sid: revoked, iat: 0 })).toBe(true);
   });
 
   it('goes stale after maxStalenessMs without a completed fetch, and recovers with the next one', async () => {

@@ -41,6 +41,7 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
   private pruning: NodeJS.Timeout | null = null;
   private watching: NodeJS.Timeout | null = null;
   private staleSince: number | null = null;
+  private overflowed = false;
   private readonly unknownTypes = new Set<string>();
   readonly maxStalenessMs: number;
 
@@ -62,9 +63,9 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  /** Caught up with the replay at start, and not {@link stale}: the readiness check. */
+  /** Caught up with the replay at start, not {@link stale} and not past its bounds: the readiness check. */
   get ready(): boolean {
-    return this.subscription.caughtUp && !this.stale;
+    return this.subscription.caughtUp && !this.stale && !this.view.overflowed;
   }
 
   /**
@@ -99,8 +100,14 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.watching) clearInterval(this.watching);
   }
 
-  /** Logs each change between fresh and stale, once. */
+  /** Logs each change between fresh and stale, once; and between within and past the view's bounds. */
   private watch(): void {
+    const overflowed = this.view.overflowed;
+    if (overflowed !== this.overflowed) {
+      this.overflowed = overflowed;
+      if (overflowed) this.logger.error({ msg: 'revocation view past its bound on keys: not ready, answering 503 to access tokens until entries expire', size: this.view.size });
+      else this.logger.log({ msg: 'revocation view back within its bounds: accepting access tokens again' });
+    }
     const stale = this.stale;
     if (stale && this.staleSince === null) {
       this.staleSince = this.now();
@@ -139,7 +146,12 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
     const event = result.value;
     // A notice for the key's owner (its expiry is near): nothing for a token verifier to do.
     if (event.type === API_KEY_EXPIRING_V1) return;
+    const watermarks = this.view.size.watermarks;
     this.view.apply(event);
+    if (this.view.size.watermarks > watermarks) {
+      // Past a bound of the view: the key's earlier tokens are all refused (RevocationView).
+      this.logger.warn({ msg: "revocations of a key past the view's bound: every token of the key issued before it is refused", api_key_id: event.data.api_key_id, size: this.view.size });
+    }
     // Live revocations are rare: a line each, with how long after the revocation it took effect
     // here (the replay at start is not logged line by line).
     if (!this.ready) return;

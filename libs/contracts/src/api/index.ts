@@ -7,3 +7,5 @@ export * from './expenses.schema';
 export * from './account.schema';
 export * from './auth.schema';
 export * from './list-filters';
+export * from './iso-codes';
+export * from './identifiers';

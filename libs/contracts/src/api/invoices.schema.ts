@@ -1,4 +1,4 @@
-import { CURRENCY, DATE, idOf, MINOR_UNITS, nullable, objectBase, TAX_RATE_BPS } from './common.schema';
+import { COMPUTED_MINOR_UNITS, CURRENCY, DATE, idOf, MINOR_UNITS, nullable, objectBase, TAX_RATE_BPS } from './common.schema';
 
 export const INVOICE_STATUSES = ['open', 'partially_paid', 'paid'] as const;
 
@@ -69,16 +69,19 @@ export const INVOICE_SCHEMA = {
           unit_price: { type: 'integer' },
           tax_rate_bps: { type: 'integer' },
           product_id: nullable(idOf('prd')),
-          amount: { type: 'integer', description: 'round_half_up(quantity × unit_price)' },
-          tax: { type: 'integer', description: 'round_half_up(amount × tax_rate_bps / 10000)' },
+          amount: { ...COMPUTED_MINOR_UNITS, description: 'round_half_up(quantity × unit_price)' },
+          tax: { ...COMPUTED_MINOR_UNITS, description: 'round_half_up(amount × tax_rate_bps / 10000)' },
         },
       },
     },
-    subtotal: { type: 'integer' },
-    tax_total: { type: 'integer' },
-    total: { type: 'integer', description: 'subtotal + tax_total' },
-    amount_paid: { type: 'integer' },
-    amount_due: { type: 'integer', description: 'max(total − amount_paid, 0)' },
+    subtotal: COMPUTED_MINOR_UNITS,
+    tax_total: COMPUTED_MINOR_UNITS,
+    total: { ...COMPUTED_MINOR_UNITS, description: 'subtotal + tax_total; at most 10^12 (a larger invoice is refused).' },
+    amount_paid: {
+      ...COMPUTED_MINOR_UNITS,
+      description: 'The sum of the payments applied; may exceed total (overpayment), never 10^12 (a payment that would take it past is refused).',
+    },
+    amount_due: { ...COMPUTED_MINOR_UNITS, description: 'max(total − amount_paid, 0)' },
     notes: nullable({ type: 'string' }),
   },
 } as const;

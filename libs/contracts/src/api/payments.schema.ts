@@ -1,4 +1,4 @@
-import { CURRENCY, idOf, nullable, objectBase, POSITIVE_MINOR_UNITS, TIMESTAMP } from './common.schema';
+import { CURRENCY, idOf, nullable, objectBase, POSITIVE_MINOR_UNITS, TIMESTAMP, TIMESTAMP_INPUT } from './common.schema';
 
 export const PAYMENT_METHODS = ['card', 'bank_transfer', 'cash', 'check', 'other'] as const;
 
@@ -9,10 +9,13 @@ export const CREATE_PAYMENT_SCHEMA = {
   required: ['invoice_id', 'amount', 'currency'],
   properties: {
     invoice_id: idOf('inv', 'An invoice of the organization; its currency must match.'),
-    amount: POSITIVE_MINOR_UNITS,
+    amount: {
+      ...POSITIVE_MINOR_UNITS,
+      description: 'Integer minor units, > 0. The payments of one invoice together may exceed its total (overpayment) but not 10^12: past that, 422.',
+    },
     currency: CURRENCY,
     method: { enum: PAYMENT_METHODS },
-    paid_at: { ...TIMESTAMP, description: 'Defaults to now.' },
+    paid_at: { ...TIMESTAMP_INPUT, description: 'Defaults to now. RFC 3339, from 1900-01-01 to 9999-12-31.' },
     reference: { type: 'string', minLength: 1, maxLength: 200 },
   },
 } as const;

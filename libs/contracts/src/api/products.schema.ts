@@ -8,7 +8,13 @@ export const CREATE_PRODUCT_SCHEMA = {
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 200 },
     description: { type: 'string', maxLength: 1000 },
-    sku: { type: 'string', minLength: 1, maxLength: 64, description: 'Unique per organization (409 on a duplicate).' },
+    sku: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description:
+        'Unique per organization (409 on a duplicate). Stored in NFKC form, trimmed, runs of spaces made one, so that look-alikes (NFD, fullwidth, a trailing space) are the same SKU; invisible and format characters are refused (422). Case-sensitive.',
+    },
     unit_price: MINOR_UNITS,
     currency: CURRENCY,
     tax_rate_bps: TAX_RATE_BPS,

@@ -23,12 +23,15 @@ export const AUDIT_EVENT_TYPES = [
   'api_key.expired',
   'api_key.exposed',
   'api_key.auth_failures_alert',
+  'api_key.auth_failures_summary',
   'refresh_token.reuse_detected',
   'account.signed_up',
   'account.logged_in',
   'account.login_failed',
   'account.login_failures_alert',
+  'account.login_failures_summary',
   'account.logged_out',
+  'audit.failure_records_suppressed',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

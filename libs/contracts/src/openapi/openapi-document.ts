@@ -139,12 +139,48 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
   paths['/api/v1/account/logout'] = { post: { tags: ['settings'], operationId: 'logout', summary: 'End the session', security: sessionSecurity, responses: { 204: { description: 'Logged out' }, 403: problemResponse('CSRF') } } };
   paths['/api/v1/account/me'] = { get: { tags: ['settings'], operationId: 'me', summary: 'The signed-in user', security: [{ session: [] }], responses: { 200: { description: 'Account', content: { 'application/json': { schema: account } } }, 401: problemResponse('No session') } } };
   paths['/api/v1/settings/api-keys'] = {
-    get: { tags: ['settings'], operationId: 'listApiKeys', summary: "The organization's API keys (never their secrets)", description: 'Each key with its expiry (status expired from the instant it passes), its allowed_ips, and the last use of its current secret and, during the overlap after a roll, of its previous one. A key the platform revoked because a secret-scanning report found one of its working secrets in public carries exposed_at and exposed_url (where it was found).', security: [{ session: [] }], responses: { 200: { description: 'Keys', content: { 'application/json': { schema: api.listOf('#/components/schemas/ApiKey') } } }, 401: problemResponse('No session') } },
+    get: {
+      tags: ['settings'], operationId: 'listApiKeys', summary: "The organization's API keys (never their secrets), live ones by default", security: [{ session: [] }],
+      description:
+        'Each key with its expiry (status expired from the instant it passes), its allowed_ips, and the last use of its current secret and, during the overlap after a roll, of its previous one. A key the platform revoked because a secret-scanning report found one of its working secrets in public carries exposed_at and exposed_url (where it was found). Without status, only active keys are listed: an organization holds at most MAX_LIVE_KEYS_PER_ORGANIZATION of them (200 by default), so however many keys were revoked or have expired, every live key is on the first pages. Revoked and expired keys are listed with status=revoked,expired. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.',
+      parameters: [
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 100 }, description: 'Keys per page.' },
+        { name: 'starting_after', in: 'query', schema: api.idOf('key'), description: 'The id of the last key of the previous page; this page holds older keys. Keys are compared by id, so a key that changes status between two pages changes nothing for the walk.' },
+        {
+          name: 'status',
+          in: 'query',
+          style: 'form',
+          explode: false,
+          schema: { type: 'array', items: { enum: ['active', 'revoked', 'expired'] }, minItems: 1, default: ['active'] },
+          description: 'Only keys in these statuses, comma-separated (status=revoked,expired); each as the status field shows it at the time of the request. Default: active.',
+        },
+      ],
+      responses: {
+        200: {
+          description: 'A page of keys (Cache-Control: no-store)',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['object', 'data', 'has_more'],
+                properties: {
+                  object: { const: 'list' },
+                  data: { type: 'array', items: { $ref: '#/components/schemas/ApiKey' }, description: 'Newest first, at most limit keys.' },
+                  has_more: { type: 'boolean', description: 'Whether older keys in these statuses follow: ask again with starting_after set to the id of the last key of data.' },
+                },
+              },
+            },
+          },
+        },
+        400: problemResponse('A parameter at fault, each named in errors[] (field, code): limit not an integer from 1 to 100 (out_of_range), starting_after not a key_ id (invalid_format), a status other than active, revoked and expired (invalid_value), a parameter given twice (repeated), or a parameter this list does not take (unknown_parameter)'),
+        401: problemResponse('No session'),
+      },
+    },
     post: {
       tags: ['settings'], operationId: 'createApiKey', summary: 'Create an API key; this response and a roll\'s are the only ones that carry a client_secret', security: sessionSecurity,
       description: 'expires_at (optional) is fixed for the life of the key: at most one year ahead. Seven days before it (at once for a key that expires sooner) the event invoicing.auth.api_key_expiring.v1 is published; at the instant, the key stops authenticating at the token endpoints, and within about a second invoicing.auth.api_key_revoked.v1 (reason expired) makes every resource service refuse its access tokens. allowed_ips (optional, at most 100 entries) is answered in canonical form; it can be changed later with PATCH.',
       requestBody: { required: true, content: { 'application/json': { schema: ref(api.CREATE_API_KEY_SCHEMA) } } },
-      responses: { 201: { description: 'Created', content: { 'application/json': { schema: ref(api.CREATED_API_KEY_SCHEMA) } } }, 401: problemResponse('No session'), 403: problemResponse('CSRF or origin'), 409: problemResponse('The organization holds the most live keys it may (key_limit_reached, 200 by default); revoke one first'), 422: problemResponse('Invalid name or unknown scope; expires_at not an RFC 3339 date-time with an offset (invalid_format), not in the future (in_past) or more than a year ahead (too_far); an allowed_ips entry that is not an address or CIDR block, or has bits set after its prefix (allowed_ips[i], invalid_address), is listed twice (duplicate), or more than 100 entries (too_many)') },
+      responses: { 201: { description: 'Created', content: { 'application/json': { schema: ref(api.CREATED_API_KEY_SCHEMA) } } }, 401: problemResponse('No session'), 403: problemResponse('CSRF or origin'), 409: problemResponse('The organization holds the most live keys it may (key_limit_reached, 200 by default); revoke one first'), 429: problemResponse('Too many new keys in this organization this minute (KEY_CREATIONS_PER_ORGANIZATION_PER_MINUTE, 100 by default); nothing was created', retryAfter), 422: problemResponse('Invalid name or unknown scope; expires_at not an RFC 3339 date-time with an offset (invalid_format), not in the future (in_past) or more than a year ahead (too_far); an allowed_ips entry that is not an address or CIDR block, or has bits set after its prefix (allowed_ips[i], invalid_address), is listed twice (duplicate), or more than 100 entries (too_many)') },
     },
   };
   const apiKey = ref(api.API_KEY_SCHEMA);
@@ -201,11 +237,11 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
     get: {
       tags: ['settings'], operationId: 'listAuditEvents', summary: "The organization's audit log, newest first", security: [{ session: [] }],
       description:
-        "Security events of the signed-in user's organization (ADR 0024): keys created, rolled, given new allowed_ips, revoked, expired or exposed; refresh-token reuse; sign-up, log-ins, failed log-ins, log-outs; alerts on repeated failures. Token exchanges and refreshes are not recorded. Each record is written in the transaction of what it records and chained to the previous record of the organization by its hash, so a record changed, removed or reordered afterwards is detected (the verify-audit command). Records are never changed or deleted through the API. The same records are published on Kafka topic auth.audit.v1. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.",
+        "Security events of the signed-in user's organization (ADR 0024): keys created, rolled, given new allowed_ips, revoked, expired or exposed; refresh-token reuse; sign-up, log-ins, failed log-ins, log-outs; alerts on repeated failures. Failed log-ins and failed key authentications are aggregated per account or key and window (ADR 0035): the window's first failed log-in and each alert at once, a summary with the counts and sample address blocks when the window ends, and at most AUDIT_FAILURE_RECORDS_PER_ORGANIZATION_PER_WINDOW of the former per organization, so strangers cannot bury the log. Token exchanges and refreshes are not recorded. Each record is written in the transaction of what it records and chained to the previous record of the organization by its hash, so a record changed, removed or reordered afterwards is detected (the verify-audit command). Records are never changed or deleted through the API. The same records are published on Kafka topic auth.audit.v1. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.",
       parameters: [
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, description: 'Records per page.' },
         { name: 'starting_after', in: 'query', schema: api.idOf('evt'), description: 'The id of the last record of the previous page; this page holds older records. A record of another organization ends the list (an empty page).' },
-        { name: 'type', in: 'query', schema: { type: 'string', enum: [...AUDIT_EVENT_TYPES] }, description: 'Only records of this type.' },
+        { name: 'type', in: 'query', schema: { type: 'string', enum: [...AUDIT_EVENT_TYPES] }, description: 'Only records of this type (given once: a repeated type is 400).' },
         { name: 'api_key_id', in: 'query', schema: api.idOf('key'), description: 'Only records about this key.' },
       ],
       responses: {
@@ -225,7 +261,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
             },
           },
         },
-        400: problemResponse('A parameter at fault, each named in errors[] (field, code): limit not an integer from 1 to 100 (out_of_range), starting_after not an evt_ id or api_key_id not a key_ id (invalid_format), an unknown type (invalid_value), or a parameter this list does not take (unknown_parameter)'),
+        400: problemResponse('A parameter at fault, each named in errors[] (field, code): limit not an integer from 1 to 100 (out_of_range), starting_after not an evt_ id or api_key_id not a key_ id (invalid_format), an unknown type (invalid_value), a parameter given twice (repeated), or a parameter this list does not take (unknown_parameter)'),
         401: problemResponse('No session'),
       },
     },

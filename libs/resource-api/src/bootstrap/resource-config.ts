@@ -1,17 +1,26 @@
-import { accessTokenEnvShape, checkAccessTokenEnv, DEFAULT_REVOCATION_MAX_STALENESS_MS, parseKeyRing } from '@invoicing/auth-guard';
+import { accessTokenEnvShape, checkAccessTokenEnv, DEFAULT_REVOCATION_MAX_STALENESS_MS, KeyRing, parseKeyRing } from '@invoicing/auth-guard';
 import {
   baseEnvSchema,
   databaseEnvShape,
   describeEnv,
   EnvVariableSpec,
+  isPlaceholderSecret,
   kafkaEnvShape,
   loadConfig,
+  requestDeadlineEnvShape,
   requireRealSecretsInProduction,
   tracingEnvShape,
   trustedProxiesEnvShape,
 } from '@invoicing/service-kit';
 import { ACCESS_TOKEN_TTL_SECONDS, DomainObjectKind, ownerOfKind, ResourceServiceName, SERVICES, serviceUrlVariable } from '@invoicing/contracts';
 import { z } from 'zod';
+
+/**
+ * Development ring of the service credentials (ADR 0012): a resource service asks another with a
+ * token signed by it. Not JWT_KEYS: the auth service never holds it, and no access token is signed
+ * with it. Production refuses it.
+ */
+export const DEV_SERVICE_TOKEN_KEYS = 'dev-only-services=ZGV2LW9ubHktc2VydmljZS1jcmVkZW50aWFscy1kby1ub3QtdXNlLWluLXByb2R1Y3Rpb24';
 
 /** Smallest REVOCATION_MAX_STALENESS_MS accepted (ADR 0017). */
 export const REVOCATION_MAX_STALENESS_MIN_MS = 5000;
@@ -40,6 +49,7 @@ function schemaFor(id: ResourceServiceIdentity) {
       ...kafkaEnvShape,
       ...trustedProxiesEnvShape,
       ...tracingEnvShape,
+      ...requestDeadlineEnvShape,
       /** Upper bound on how long a revocation waits in a Kafka fetch (delivery latency). */
       REVOCATION_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(10).max(5000).default(100),
       /**
@@ -73,6 +83,12 @@ function schemaFor(id: ResourceServiceIdentity) {
       LIST_CONCURRENCY_PER_ORGANIZATION: z.coerce.number().int().min(1).default(1),
       LIST_QUEUE_PER_ORGANIZATION: z.coerce.number().int().min(0).default(16),
       ...accessTokenEnvShape,
+      /**
+       * `kid=base64url-secret[,kid=secret...]` (each at least 32 bytes): the key ring of the credentials
+       * resource services ask each other with (the first kid signs, all verify). The same ring on every
+       * resource service, and on no other.
+       */
+      SERVICE_TOKEN_KEYS: z.string().default(DEV_SERVICE_TOKEN_KEYS),
       ...Object.fromEntries(
         (id.references ?? []).map((kind) => [
           ownerUrlVariable(kind),
@@ -82,6 +98,19 @@ function schemaFor(id: ResourceServiceIdentity) {
     })
     .superRefine((env, ctx) => {
       checkAccessTokenEnv(env, ctx);
+      try {
+        const ring = parseKeyRing(env.SERVICE_TOKEN_KEYS);
+        // The credentials must not verify as access tokens, nor access tokens as credentials.
+        const accessKeys = new Set([...tryKeyRing(env.JWT_KEYS)].map((k) => k.toString('base64url')));
+        if ([...ring.keys.values()].some((k) => accessKeys.has(k.toString('base64url')))) {
+          ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['SERVICE_TOKEN_KEYS'], message: 'shares a secret with JWT_KEYS; use secrets of its own' });
+        }
+      } catch (e) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['SERVICE_TOKEN_KEYS'], message: (e as Error).message });
+      }
+      if (env.NODE_ENV === 'production' && (env.SERVICE_TOKEN_KEYS === DEV_SERVICE_TOKEN_KEYS || isPlaceholderSecret(env.SERVICE_TOKEN_KEYS))) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['SERVICE_TOKEN_KEYS'], message: 'holds the development key ring or a placeholder; set real keys in production' });
+      }
       // An idle consumer completes a fetch about every REVOCATION_FETCH_MAX_WAIT_MS: a bound of only a
       // few fetches would refuse tokens on an ordinary hiccup.
       if (env.REVOCATION_MAX_STALENESS_MS < 5 * env.REVOCATION_FETCH_MAX_WAIT_MS) {
@@ -95,8 +124,18 @@ function schemaFor(id: ResourceServiceIdentity) {
     });
 }
 
+function tryKeyRing(spec: string): Buffer[] {
+  try {
+    return [...parseKeyRing(spec).keys.values()];
+  } catch {
+    return [];
+  }
+}
+
 export type ResourceConfig = z.infer<ReturnType<typeof schemaFor>> & {
   keys: ReadonlyMap<string, Buffer>;
+  /** SERVICE_TOKEN_KEYS, parsed. */
+  serviceTokenRing: KeyRing;
   /** Base URL of the owner of each referenced kind. */
   owners: Partial<Record<DomainObjectKind, string>>;
 };
@@ -107,10 +146,10 @@ export function loadResourceConfig(id: ResourceServiceIdentity, env: NodeJS.Proc
   const owners = Object.fromEntries(
     (id.references ?? []).map((kind) => [kind, (parsed as Record<string, unknown>)[ownerUrlVariable(kind)] as string]),
   );
-  return { ...parsed, keys: parseKeyRing(parsed.JWT_KEYS, parsed.JWT_SIGNING_KID).keys, owners };
+  return { ...parsed, keys: parseKeyRing(parsed.JWT_KEYS, parsed.JWT_SIGNING_KID).keys, serviceTokenRing: parseKeyRing(parsed.SERVICE_TOKEN_KEYS), owners };
 }
 
 /** Variables read by a resource service (the `env-spec` command prints this). */
 export function resourceEnvSpec(id: ResourceServiceIdentity): EnvVariableSpec[] {
-  return describeEnv(schemaFor(id), ['JWT_KEYS', 'DATABASE_URL', 'MIGRATION_DATABASE_URL']);
+  return describeEnv(schemaFor(id), ['JWT_KEYS', 'SERVICE_TOKEN_KEYS', 'DATABASE_URL', 'MIGRATION_DATABASE_URL']);
 }

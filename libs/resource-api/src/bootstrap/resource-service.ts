@@ -15,12 +15,15 @@ import {
 } from '@invoicing/service-kit';
 import { connectEventTransport, createKafka, EventBusModule, KafkaEventPublisher, KafkaEventTransport, OutboxRelay } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
+import { referrersOfKind } from '@invoicing/contracts';
 import { DomainEventsConsumer, DomainEventsController } from '../events/domain-events.consumer';
 import { IdempotencyStore } from '../idempotency/idempotency';
 import { IdempotencyPurger } from '../idempotency/idempotency-purger';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { RateLimiter } from '../rate-limit/rate-limiter';
 import { ReferenceResolver } from '../references/known-objects';
+import { ServiceCredentials } from '../references/service-credential';
+import { ServiceCredentialGuard } from '../references/service-credential.guard';
 import { InternalObjectsController, RESOURCE_SERVICE, resourceController } from '../resources/resource.controllers';
 import type { ResourceDefinition } from '../resources/resource-definition';
 import { ResourceService } from '../resources/resource.service';
@@ -66,9 +69,15 @@ class ResourceRootModule {
         { provide: RateLimiter, useValue: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST) },
         RateLimitGuard,
         {
+          provide: ServiceCredentials,
+          // Accepted from the services that reference this one's objects, and no one else.
+          useValue: new ServiceCredentials(config.serviceTokenRing, def.name, new Set(referrersOfKind(def.resource.kind))),
+        },
+        ServiceCredentialGuard,
+        {
           provide: ReferenceResolver,
-          useFactory: (db: DataSource) => new ReferenceResolver(db, def.schema, config.owners),
-          inject: [getDataSourceToken()],
+          useFactory: (db: DataSource, credentials: ServiceCredentials) => new ReferenceResolver(db, def.schema, config.owners, credentials),
+          inject: [getDataSourceToken(), ServiceCredentials],
         },
         {
           provide: OutboxRelay,
@@ -118,6 +127,7 @@ export async function createResourceApp(def: ResourceServiceDefinition, config: 
     service: def.name,
     logLevel: config.LOG_LEVEL,
     trustedProxies: config.TRUSTED_PROXIES,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
   });
   connectEventTransport(service.app);
   return service;

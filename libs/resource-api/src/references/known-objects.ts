@@ -1,10 +1,11 @@
 import { context, propagation, trace } from '@opentelemetry/api';
-import { DomainObjectKind, idPrefixOf, parsePublicId } from '@invoicing/contracts';
+import { DomainObjectKind, idPrefixOf, ownerOfKind, parsePublicId } from '@invoicing/contracts';
 import type { CallerIdentity } from '@invoicing/auth-guard';
 import { Logger } from '@nestjs/common';
 import { ProblemException } from '@invoicing/service-kit';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { OrgScope } from '../tenancy/org-scope';
+import type { ServiceCredentials } from './service-credential';
 
 /** SQL of the local read model of other services' objects (used by each service's migration). */
 export function knownObjectsTableSql(schema: string): string[] {
@@ -23,8 +24,9 @@ export type KnownObject = Record<string, unknown> & { id: string; object: string
 
 /**
  * References across services (ADR 0012). The read model is fed by the owners' domain events; for an
- * object created a moment ago whose event has not arrived, the owner is asked directly with the
- * caller's own access token, so the answer is confined to the caller's organization.
+ * object created a moment ago whose event has not arrived, the owner is asked directly with a
+ * service credential naming the caller's organization, so the answer is confined to it (the
+ * caller's own token is never forwarded: a tenant's token opens no internal route).
  */
 export class ReferenceResolver {
   private readonly logger = new Logger(ReferenceResolver.name);
@@ -33,6 +35,7 @@ export class ReferenceResolver {
     private readonly db: DataSource,
     private readonly schema: string,
     private readonly owners: Partial<Record<DomainObjectKind, string>>,
+    private readonly credentials: ServiceCredentials,
     private readonly timeoutMs = 2000,
   ) {}
 
@@ -80,7 +83,8 @@ export class ReferenceResolver {
     if (!owner) return null;
     let response: Response;
     try {
-      const headers: Record<string, string> = { authorization: `Bearer ${caller.accessToken}`, accept: 'application/json' };
+      const credential = this.credentials.credentialFor(ownerOfKind(kind), caller.organizationPublicId);
+      const headers: Record<string, string> = { authorization: `Bearer ${credential}`, accept: 'application/json' };
       // A traced request's fetch gets its traceparent from the fetch instrumentation; an unsampled
       // one has no span for it to start, so its "not sampled" traceparent is added here (else the
       // owner would start, and sample, a trace of its own). A no-op with tracing off.

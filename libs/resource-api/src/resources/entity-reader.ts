@@ -157,6 +157,12 @@ export class EntityReader<E> {
     if (batch.size > 0) void this.sendBatch(batch);
   }
 
+  /**
+   * Every waiter of the batch is settled on every path, each with its own outcome: a row that cannot
+   * be hydrated (a value out of the entity's range) fails the callers of that row alone, and a
+   * failed query fails the batch as it would have failed each of them. Callers of other
+   * organizations never share another row's failure.
+   */
   private async sendBatch(batch: Map<string, Array<Waiter<E>>>): Promise<void> {
     const keys = this.keyColumns!;
     const ids: string[] = [];
@@ -166,20 +172,28 @@ export class EntityReader<E> {
       ids.push(key.slice(0, slash));
       organizations.push(key.slice(slash + 1));
     }
+    let rows: Row[];
     try {
-      const rows = await this.query(this.byIdStatement!, [ids, organizations]);
-      for (const row of rows) {
-        const key = `${String(row[keys.id])}/${String(row[keys.organization])}`;
-        const waiters = batch.get(key);
-        if (!waiters) continue;
-        batch.delete(key);
-        for (const w of waiters) w.resolve(this.hydrate(row));
-      }
-      for (const waiters of batch.values()) for (const w of waiters) w.resolve(null);
+      rows = await this.query(this.byIdStatement!, [ids, organizations]);
     } catch (e) {
-      // Callers already answered keep their answer (a promise settles once).
       for (const waiters of batch.values()) for (const w of waiters) w.reject(e);
+      return;
     }
+    for (const row of rows) {
+      const key = `${String(row[keys.id])}/${String(row[keys.organization])}`;
+      const waiters = batch.get(key);
+      if (!waiters) continue;
+      batch.delete(key);
+      // Each caller its own entity (one cannot change another's copy), and its own failure.
+      for (const w of waiters) {
+        try {
+          w.resolve(this.hydrate(row));
+        } catch (e) {
+          w.reject(e);
+        }
+      }
+    }
+    for (const waiters of batch.values()) for (const w of waiters) w.resolve(null);
   }
 
   private async query(statement: Statement, values: unknown[]): Promise<Row[]> {

@@ -1,9 +1,12 @@
 import { Controller, Get, Headers, Inject, Param, Post, Query, Req, Res, Type, UseGuards } from '@nestjs/common';
-import { AccessTokenGuard, Caller, CallerIdentity, Scopes, ServiceToService } from '@invoicing/auth-guard';
+import { AccessTokenGuard, Caller, CallerIdentity, Scopes } from '@invoicing/auth-guard';
 import type { Resource, Scope } from '@invoicing/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendCreated } from '../idempotency/send-created';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
+import type { ServiceCaller } from '../references/service-credential';
+import { ServiceCredentialGuard } from '../references/service-credential.guard';
+import { orgScopeOf } from '../tenancy/org-scope';
 import type { ResourceEntityBase } from './resource-definition';
 import type { ResourceService } from './resource.service';
 
@@ -46,17 +49,17 @@ export function resourceController(resource: Resource): Type<unknown> {
 
 /**
  * `GET /internal/v1/objects/:id`, asked by other services that reference this one's objects when
- * their read model has not caught up. Not routed by the gateway or the Ingress; any valid access
- * token works and confines the answer to that token's organization.
+ * their read model has not caught up (ADR 0012). Not routed by the gateway or the Ingress, and
+ * answered only to a service credential of a service that references this one's objects, confined
+ * to the organization it names; a tenant's access token is refused here, whatever it carries.
  */
 @Controller('internal/v1/objects')
-@UseGuards(AccessTokenGuard)
-@ServiceToService()
+@UseGuards(ServiceCredentialGuard)
 export class InternalObjectsController {
   constructor(@Inject(RESOURCE_SERVICE) private readonly service: ResourceService<ResourceEntityBase, unknown>) {}
 
   @Get(':id')
-  get(@Caller() caller: CallerIdentity, @Param('id') id: string) {
-    return this.service.get(caller, id);
+  get(@Req() request: { serviceCaller: ServiceCaller }, @Param('id') id: string) {
+    return this.service.getIn(orgScopeOf(request.serviceCaller), id);
   }
 }

@@ -103,8 +103,13 @@ export class ResourceService<E extends ResourceEntityBase, C> {
     return result;
   }
 
-  async get(caller: CallerIdentity, publicId: string): Promise<PublicObject> {
-    const found = await this.find(orgScopeOf(caller), publicId);
+  get(caller: CallerIdentity, publicId: string): Promise<PublicObject> {
+    return this.getIn(orgScopeOf(caller), publicId);
+  }
+
+  /** The object in that organization (the internal route's, for another service's credential). */
+  async getIn(scope: OrgScope, publicId: string): Promise<PublicObject> {
+    const found = await this.find(scope, publicId);
     if (!found) throw ProblemException.notFound(this.def.kind);
     return this.def.view(found);
   }

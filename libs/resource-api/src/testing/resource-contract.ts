@@ -1,11 +1,13 @@
 /* Shared integration suite: docs/api.md sections 7 and 8 for one resource service. Jest globals. */
-import { parsePublicId } from '@invoicing/contracts';
+import { ownerOfKind, parsePublicId, referrersOfKind, RESOURCES, serviceOfResource } from '@invoicing/contracts';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { createSigner } from 'fast-jwt';
 import type { DataSource } from 'typeorm';
 import { IdempotencyStore } from '../idempotency/idempotency';
 import { IdempotencyPurger } from '../idempotency/idempotency-purger';
-import { ownerUrlVariable } from '../bootstrap/resource-config';
+import { DEV_SERVICE_TOKEN_KEYS, ownerUrlVariable } from '../bootstrap/resource-config';
+import { parseKeyRing } from '@invoicing/auth-guard';
+import { ServiceCredentials } from '../references/service-credential';
 import type { ResourceServiceDefinition } from '../bootstrap/resource-service';
 import { OwnerStub, startOwnerStub } from './owner-stub';
 import { call, HttpAnswer, ResourceTestApp, startResourceTestApp } from './resource-test-app';
@@ -221,6 +223,34 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
       await app.service.app.get(IdempotencyPurger).purgeNow();
       const again = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'young' } });
       expect(again.headers.get('idempotent-replayed')).toBe('true');
+    });
+
+    it("answers its internal route only to a service credential of a service that references its objects, within the organization it names; never to a tenant's token", async () => {
+      const org = app.newOrganizationPublicId();
+      const created = await create(org);
+      const internal = (token: string) => call('GET', `${app.baseUrl}/internal/v1/objects/${created.body.id}`, { token });
+      const self = options.definition.name;
+      const ring = parseKeyRing(DEV_SERVICE_TOKEN_KEYS);
+      const as = (issuer: string, audience = self, keys = ring) => new ServiceCredentials(keys, issuer as never, new Set()).credentialFor(audience as never, org);
+      // An access token with every scope, of the object's own organization: refused.
+      expect((await internal(app.token({ organizationPublicId: org }))).status).toBe(401);
+      const referrers = referrersOfKind(options.definition.resource.kind);
+      for (const referrer of referrers) {
+        const answer = await internal(as(referrer));
+        expect({ referrer, status: answer.status, id: answer.body.id }).toEqual({ referrer, status: 200, id: created.body.id });
+        // The organization is the credential's: another one's object is absent.
+        const elsewhere = new ServiceCredentials(ring, referrer as never, new Set()).credentialFor(self as never, app.newOrganizationPublicId());
+        expect((await internal(elsewhere)).status).toBe(404);
+      }
+      // A service that references nothing of this one's, a credential for another owner, one of another ring.
+      const strangers = RESOURCES.map(serviceOfResource).filter((s) => !referrers.includes(s));
+      const otherRing = parseKeyRing('other=' + Buffer.alloc(32, 7).toString('base64url'));
+      const refused = [
+        ...strangers.map((s) => as(s)),
+        ...referrers.map((r) => as(r, self === ownerOfKind('client') ? ownerOfKind('product') : ownerOfKind('client'))),
+        ...referrers.map((r) => as(r, self, otherRing)),
+      ];
+      for (const token of refused) expect((await internal(token)).status).toBe(401);
     });
 
     it('refuses a NUL, another control character or an unpaired surrogate in any text field with a 422 naming it, and writes nothing', async () => {

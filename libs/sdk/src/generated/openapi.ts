@@ -176,8 +176,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organization's API keys (never their secrets)
-         * @description Each key with its expiry (status expired from the instant it passes), its allowed_ips, and the last use of its current secret and, during the overlap after a roll, of its previous one. A key the platform revoked because a secret-scanning report found one of its working secrets in public carries exposed_at and exposed_url (where it was found).
+         * The organization's API keys (never their secrets), live ones by default
+         * @description Each key with its expiry (status expired from the instant it passes), its allowed_ips, and the last use of its current secret and, during the overlap after a roll, of its previous one. A key the platform revoked because a secret-scanning report found one of its working secrets in public carries exposed_at and exposed_url (where it was found). Without status, only active keys are listed: an organization holds at most MAX_LIVE_KEYS_PER_ORGANIZATION of them (200 by default), so however many keys were revoked or have expired, every live key is on the first pages. Revoked and expired keys are listed with status=revoked,expired. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -261,7 +261,7 @@ export interface paths {
         };
         /**
          * The organization's audit log, newest first
-         * @description Security events of the signed-in user's organization (ADR 0024): keys created, rolled, given new allowed_ips, revoked, expired or exposed; refresh-token reuse; sign-up, log-ins, failed log-ins, log-outs; alerts on repeated failures. Token exchanges and refreshes are not recorded. Each record is written in the transaction of what it records and chained to the previous record of the organization by its hash, so a record changed, removed or reordered afterwards is detected (the verify-audit command). Records are never changed or deleted through the API. The same records are published on Kafka topic auth.audit.v1. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.
+         * @description Security events of the signed-in user's organization (ADR 0024): keys created, rolled, given new allowed_ips, revoked, expired or exposed; refresh-token reuse; sign-up, log-ins, failed log-ins, log-outs; alerts on repeated failures. Failed log-ins and failed key authentications are aggregated per account or key and window (ADR 0035): the window's first failed log-in and each alert at once, a summary with the counts and sample address blocks when the window ends, and at most AUDIT_FAILURE_RECORDS_PER_ORGANIZATION_PER_WINDOW of the former per organization, so strangers cannot bury the log. Token exchanges and refreshes are not recorded. Each record is written in the transaction of what it records and chained to the previous record of the organization by its hash, so a record changed, removed or reordered afterwards is detected (the verify-audit command). Records are never changed or deleted through the API. The same records are published on Kafka topic auth.audit.v1. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -776,7 +776,7 @@ export interface components {
             organization_id: string;
             /** @description Position in the organization's chain: 1 for its first record, then each record the previous one + 1. */
             seq: number;
-            /** @description What happened: api_key.created, api_key.rolled, api_key.allowed_ips_changed, api_key.renamed, api_key.revoked, api_key.expired, api_key.exposed, api_key.auth_failures_alert, refresh_token.reuse_detected, account.signed_up, account.logged_in, account.login_failed, account.login_failures_alert, account.logged_out. Treat the list as open: a later version may add types, never change what one means. */
+            /** @description What happened: api_key.created, api_key.rolled, api_key.allowed_ips_changed, api_key.renamed, api_key.revoked, api_key.expired, api_key.exposed, api_key.auth_failures_alert, api_key.auth_failures_summary, refresh_token.reuse_detected, account.signed_up, account.logged_in, account.login_failed, account.login_failures_alert, account.login_failures_summary, account.logged_out, audit.failure_records_suppressed. Treat the list as open: a later version may add types, never change what one means. */
             type: string;
             /**
              * Format: date-time
@@ -797,7 +797,7 @@ export interface components {
             api_key_id: string | null;
             /** @description The IP address the request came from (the connection's, or what a trusted proxy forwarded); null when no request caused it (an expiry, a secret-scanning report). */
             client_address: string | null;
-            /** @description Details, by type, never a secret, a token or a password: account.signed_up {email}; api_key.created {name, scopes, expires_at, allowed_ips}; api_key.rolled {previous_secret_expires_at, end_sessions}; api_key.allowed_ips_changed {allowed_ips, previous_allowed_ips, version}; api_key.revoked {sessions_ended}; api_key.expired {expires_at}; api_key.exposed {sessions_ended, url, source}; refresh_token.reuse_detected {sessions_ended, session_ids (at most 20)}; api_key.auth_failures_alert {failures_across_addresses}; account.login_failures_alert {failures_across_addresses, window_seconds}; {} for log-ins, failed log-ins and log-outs. */
+            /** @description Details, by type, never a secret, a token or a password: account.signed_up {email}; api_key.created {name, scopes, expires_at, allowed_ips}; api_key.rolled {previous_secret_expires_at, end_sessions}; api_key.allowed_ips_changed {allowed_ips, previous_allowed_ips, version}; api_key.revoked {sessions_ended}; api_key.expired {expires_at}; api_key.exposed {sessions_ended, url, source}; refresh_token.reuse_detected {sessions_ended, session_ids (at most 20)}; api_key.auth_failures_alert {failures_across_addresses, window_seconds}; account.login_failed {user_id}; account.login_failures_alert {user_id, failures_across_addresses, window_seconds}; account.login_failures_summary {user_id, failures, address_blocks, sample_addresses, window_started_at, window_ended_at}; api_key.auth_failures_summary {failures, address_blocks, sample_addresses, window_started_at, window_ended_at}; audit.failure_records_suppressed {records_suppressed, ceiling, user_ids, api_key_ids, window_started_at, window_ended_at}; {} for log-ins and log-outs. Failures are aggregated per account or key and window (ADR 0035): the first failed log-in and each alert at once, a summary when the window ends. */
             data: Record<string, never>;
             /** @description hash of the record with seq - 1; 64 zeros for seq 1. */
             prev_hash: string;
@@ -860,8 +860,9 @@ export interface components {
             }[];
             subtotal: number;
             tax_total: number;
-            /** @description subtotal + tax_total */
+            /** @description subtotal + tax_total; at most 10^12 (a larger invoice is refused). */
             total: number;
+            /** @description The sum of the payments applied; may exceed total (overpayment), never 10^12 (a payment that would take it past is refused). */
             amount_paid: number;
             /** @description max(total − amount_paid, 0) */
             amount_due: number;
@@ -874,7 +875,7 @@ export interface components {
             number?: string;
             /**
              * Format: currency
-             * @description ISO 4217 code, upper case (EUR).
+             * @description ISO 4217 code, upper case (EUR): a currency in circulation, or one withdrawn since 2021.
              */
             currency: string;
             /**
@@ -944,7 +945,7 @@ export interface components {
             };
             /**
              * Format: currency
-             * @description ISO 4217 code, upper case (EUR).
+             * @description ISO 4217 code, upper case (EUR): a currency in circulation, or one withdrawn since 2021.
              */
             currency?: string;
         };
@@ -972,18 +973,18 @@ export interface components {
         CreatePaymentRequest: {
             /** @description An invoice of the organization; its currency must match. */
             invoice_id: string;
-            /** @description Integer minor units, > 0. */
+            /** @description Integer minor units, > 0. The payments of one invoice together may exceed its total (overpayment) but not 10^12: past that, 422. */
             amount: number;
             /**
              * Format: currency
-             * @description ISO 4217 code, upper case (EUR).
+             * @description ISO 4217 code, upper case (EUR): a currency in circulation, or one withdrawn since 2021.
              */
             currency: string;
             /** @enum {unknown} */
             method?: "card" | "bank_transfer" | "cash" | "check" | "other";
             /**
              * Format: date-time
-             * @description Defaults to now.
+             * @description Defaults to now. RFC 3339, from 1900-01-01 to 9999-12-31.
              */
             paid_at?: string;
             reference?: string;
@@ -1007,13 +1008,13 @@ export interface components {
         CreateProductRequest: {
             name: string;
             description?: string;
-            /** @description Unique per organization (409 on a duplicate). */
+            /** @description Unique per organization (409 on a duplicate). Stored in NFKC form, trimmed, runs of spaces made one, so that look-alikes (NFD, fullwidth, a trailing space) are the same SKU; invisible and format characters are refused (422). Case-sensitive. */
             sku?: string;
             /** @description Integer minor units (12500 = 125.00). */
             unit_price: number;
             /**
              * Format: currency
-             * @description ISO 4217 code, upper case (EUR).
+             * @description ISO 4217 code, upper case (EUR): a currency in circulation, or one withdrawn since 2021.
              */
             currency: string;
             /** @description Basis points: 2000 = 20 %. */
@@ -1042,14 +1043,14 @@ export interface components {
             amount: number;
             /**
              * Format: currency
-             * @description ISO 4217 code, upper case (EUR).
+             * @description ISO 4217 code, upper case (EUR): a currency in circulation, or one withdrawn since 2021.
              */
             currency: string;
             category?: string;
             vendor?: string;
             /**
              * Format: date
-             * @description Calendar date, YYYY-MM-DD.
+             * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
              */
             incurred_on: string;
         };
@@ -1443,14 +1444,21 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Keys per page. */
+                limit?: number;
+                /** @description The id of the last key of the previous page; this page holds older keys. Keys are compared by id, so a key that changes status between two pages changes nothing for the walk. */
+                starting_after?: string;
+                /** @description Only keys in these statuses, comma-separated (status=revoked,expired); each as the status field shows it at the time of the request. Default: active. */
+                status?: ("active" | "revoked" | "expired")[];
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Keys */
+            /** @description A page of keys (Cache-Control: no-store) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1459,11 +1467,20 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         object: "list";
-                        /** @description Newest first, at most `limit` objects. A page may hold fewer than `limit` objects when they are large: it ends once it holds about 512 KiB (at least one object). */
+                        /** @description Newest first, at most limit keys. */
                         data: components["schemas"]["ApiKey"][];
-                        /** @description Whether more objects follow: ask again with `starting_after` set to the id of the last object of `data`. Continue while has_more is true, not while a page is full. */
+                        /** @description Whether older keys in these statuses follow: ask again with starting_after set to the id of the last key of data. */
                         has_more: boolean;
                     };
+                };
+            };
+            /** @description A parameter at fault, each named in errors[] (field, code): limit not an integer from 1 to 100 (out_of_range), starting_after not a key_ id (invalid_format), a status other than active, revoked and expired (invalid_value), a parameter given twice (repeated), or a parameter this list does not take (unknown_parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No session */
@@ -1529,6 +1546,17 @@ export interface operations {
             /** @description Invalid name or unknown scope; expires_at not an RFC 3339 date-time with an offset (invalid_format), not in the future (in_past) or more than a year ahead (too_far); an allowed_ips entry that is not an address or CIDR block, or has bits set after its prefix (allowed_ips[i], invalid_address), is listed twice (duplicate), or more than 100 entries (too_many) */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many new keys in this organization this minute (KEY_CREATIONS_PER_ORGANIZATION_PER_MINUTE, 100 by default); nothing was created */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1757,8 +1785,8 @@ export interface operations {
                 limit?: number;
                 /** @description The id of the last record of the previous page; this page holds older records. A record of another organization ends the list (an empty page). */
                 starting_after?: string;
-                /** @description Only records of this type. */
-                type?: "api_key.created" | "api_key.rolled" | "api_key.allowed_ips_changed" | "api_key.renamed" | "api_key.revoked" | "api_key.expired" | "api_key.exposed" | "api_key.auth_failures_alert" | "refresh_token.reuse_detected" | "account.signed_up" | "account.logged_in" | "account.login_failed" | "account.login_failures_alert" | "account.logged_out";
+                /** @description Only records of this type (given once: a repeated type is 400). */
+                type?: "api_key.created" | "api_key.rolled" | "api_key.allowed_ips_changed" | "api_key.renamed" | "api_key.revoked" | "api_key.expired" | "api_key.exposed" | "api_key.auth_failures_alert" | "api_key.auth_failures_summary" | "refresh_token.reuse_detected" | "account.signed_up" | "account.logged_in" | "account.login_failed" | "account.login_failures_alert" | "account.login_failures_summary" | "account.logged_out" | "audit.failure_records_suppressed";
                 /** @description Only records about this key. */
                 api_key_id?: string;
             };
@@ -1784,7 +1812,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A parameter at fault, each named in errors[] (field, code): limit not an integer from 1 to 100 (out_of_range), starting_after not an evt_ id or api_key_id not a key_ id (invalid_format), an unknown type (invalid_value), or a parameter this list does not take (unknown_parameter) */
+            /** @description A parameter at fault, each named in errors[] (field, code): limit not an integer from 1 to 100 (out_of_range), starting_after not an evt_ id or api_key_id not a key_ id (invalid_format), an unknown type (invalid_value), a parameter given twice (repeated), or a parameter this list does not take (unknown_parameter) */
             400: {
                 headers: {
                     [name: string]: unknown;

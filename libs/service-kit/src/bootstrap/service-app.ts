@@ -5,9 +5,11 @@ import { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 import { installHealthRoutes, OpsState, ReadinessCheck } from '../health/ops-routes';
 import { drainOnSignals } from './drain-on-signals';
+import { refuseAmbiguousPaths } from '../http/ambiguous-path';
 import { fastifyBaseOptions } from '../http/fastify-base';
 import { ProblemException } from '../http/problem';
 import { ErrorFilter, ErrorFormOf, PROBLEM_FORM_ONLY, sendError } from '../http/error-edge';
+import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from '../http/request-deadline';
 import { createLogger, installAccessLog, lazyChildLoggerFactory, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
 import { traceRequests } from '../tracing';
@@ -40,6 +42,8 @@ export interface ServiceAppOptions {
    * none by default: the client is the socket's peer.
    */
   trustedProxies?: readonly string[];
+  /** Every request is answered within this (REQUEST_TIMEOUT_MS); 503 past it. */
+  requestTimeoutMs?: number;
 }
 
 export interface ServiceApp {
@@ -73,12 +77,14 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
   app.useGlobalFilters(new ErrorFilter(formOf));
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   traceRequests(fastify);
+  fastify.addHook('onRequest', refuseAmbiguousPaths);
   fastify.setErrorHandler((error, request, reply) => sendError(error, request, reply, nestLogger, formOf(request)));
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
     done();
   });
   installAccessLog(fastify);
+  installRequestDeadline(fastify, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, nestLogger, formOf);
   if (!options.acceptForms) {
     fastify.addHook('preHandler', (request, _reply, done) => {
       const type = request.headers['content-type'];

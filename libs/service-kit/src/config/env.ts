@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../http/request-deadline';
 
 /** Thrown at start when the environment does not satisfy a service's schema. */
 export class ConfigError extends Error {
@@ -35,6 +36,15 @@ export const baseEnvSchema = z.object({
   /** Seconds to finish in-flight requests on SIGTERM before exiting. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(120).default(10),
 });
+
+/** The request deadline of a service built with createServiceApp (installRequestDeadline). */
+export const requestDeadlineEnvShape = {
+  /**
+   * Every request is answered within this many milliseconds: past it, 503 with Retry-After
+   * (docs/api.md section 8). Below the gateway's 30 s, so that the caller reads the service's answer.
+   */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(120_000).default(DEFAULT_REQUEST_TIMEOUT_MS),
+};
 
 /** A comma-separated list of host:port pairs. */
 export const brokersSchema = z

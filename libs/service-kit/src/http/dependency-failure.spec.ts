@@ -7,6 +7,10 @@ describe(isDependencyFailure.name, () => {
     expect(isDependencyFailure(Object.assign(new Error('x'), { name: 'KafkaJSConnectionError' }))).toBe(true);
   });
 
+  it('recognises a Postgres too slow to answer within the statement timeout (57014)', () => {
+    expect(isDependencyFailure(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }))).toBe(true);
+  });
+
   it('recognises a slow Redis and an unavailable Redis Cluster', () => {
     for (const message of [
       'Command timed out',

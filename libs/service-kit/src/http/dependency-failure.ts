@@ -1,6 +1,8 @@
 import { PlatformError, RETRY_SHORTLY } from './platform-error';
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN', '57P01', '57P03', '53300']);
+// 57014: a statement cancelled by the pool's statement_timeout (Postgres too slow, or a lock held
+// elsewhere): an outage to the caller, who may retry, not a bug of the request.
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN', '57P01', '57P03', '53300', '57014']);
 const MESSAGES = [
   /Connection terminated/i,
   /timeout exceeded when trying to connect/i,

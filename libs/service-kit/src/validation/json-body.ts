@@ -2,6 +2,7 @@ import type { FieldError } from '../http/platform-error';
 import { ProblemException } from '../http/problem';
 import Ajv2020, { ErrorObject } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { EARLIEST_DATE, isCalendarDate, isCountryCode, isCurrencyCode, isDateTime, LATEST_DATE } from '@invoicing/contracts';
 
 /**
  * One Ajv instance for all request schemas. Types are never coerced ("12" is not 12) and unknown
@@ -9,8 +10,12 @@ import addFormats from 'ajv-formats';
  */
 export const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, coerceTypes: false, useDefaults: false });
 addFormats(ajv);
-ajv.addFormat('currency', /^[A-Z]{3}$/);
-ajv.addFormat('country', /^[A-Z]{2}$/);
+// The code lists and the range of dates are the contracts' (docs/api.md section 2): a syntactically
+// fine `ZZZ` or `0000-01-01` is no currency or day the platform can store or print.
+ajv.addFormat('currency', { type: 'string', validate: isCurrencyCode });
+ajv.addFormat('country', { type: 'string', validate: isCountryCode });
+ajv.addFormat('date', { type: 'string', validate: isCalendarDate });
+ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
 
 /** `/line_items/0/quantity` → `line_items[0].quantity` */
 function fieldOf(error: ErrorObject): string {
@@ -70,9 +75,9 @@ function formatMessage(format: string): string {
     case 'country':
       return 'must be an ISO 3166-1 alpha-2 country code in upper case, e.g. DE';
     case 'date':
-      return 'must be a calendar date, YYYY-MM-DD';
+      return `must be a calendar date, YYYY-MM-DD, from ${EARLIEST_DATE} to ${LATEST_DATE}`;
     case 'date-time':
-      return 'must be an RFC 3339 date-time';
+      return `must be an RFC 3339 date-time from ${EARLIEST_DATE} to ${LATEST_DATE}`;
     case 'email':
       return 'must be an email address';
     default:
