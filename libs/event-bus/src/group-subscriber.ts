@@ -1,5 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
-import { IncomingMessage, runConsumer, Subscription, subscriptionConsumer } from './kafka-client';
+import { BatchedMessage, IncomingMessage, runConsumer, Subscription, subscriptionConsumer } from './kafka-client';
 
 export interface GroupSubscriberOptions {
   topic: string;
@@ -8,6 +8,8 @@ export interface GroupSubscriberOptions {
   maxWaitTimeInMs: number;
   /** Throwing leaves the offset uncommitted: the message is delivered again (at least once). */
   handle(message: IncomingMessage): Promise<void>;
+  /** When set, used instead of `handle`: slices of one partition's messages (runConsumer's `handleBatch`). */
+  handleBatch?(messages: BatchedMessage[]): Promise<void>;
 }
 
 /** A consumer-group subscription that starts at the beginning of the topic for a new group. */
@@ -31,7 +33,13 @@ export class KafkaGroupSubscriber {
     // group's committed offsets (delivery is at least once either way).
     const consumer = subscriptionConsumer(this.kafka, this.options, this.subscription, () => this.launch());
     this.consumer = consumer;
-    await runConsumer(consumer, { topic: this.options.topic, groupId: this.options.groupId, handle: (message) => this.options.handle(message) });
+    const { handleBatch } = this.options;
+    await runConsumer(consumer, {
+      topic: this.options.topic,
+      groupId: this.options.groupId,
+      handle: (message) => this.options.handle(message),
+      handleBatch: handleBatch ? (messages) => handleBatch(messages) : undefined,
+    });
   }
 
   async stop(): Promise<void> {

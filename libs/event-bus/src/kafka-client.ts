@@ -73,6 +73,23 @@ export interface IncomingMessage {
   timestamp: number;
 }
 
+/**
+ * A message of a batch delivery: `process` runs one message's share of the batch's work inside the
+ * message's own consumer span, a child of its sender's (as a message delivered alone is handled).
+ */
+export interface BatchedMessage extends IncomingMessage {
+  process<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * Messages of one partition handed over at most this many at a time: one handler call (a database
+ * transaction) per slice, its offsets resolved once it succeeded.
+ */
+export const BATCH_SLICE = 200;
+
+/** Partitions whose slices a batch delivery hands over at the same time (kafkajs' partitionsConsumedConcurrently). */
+export const BATCH_PARTITIONS = 8;
+
 export function incomingMessage(topic: string, partition: number, message: KafkaMessage): IncomingMessage {
   return {
     topic,
@@ -106,13 +123,15 @@ export interface Subscription {
  */
 export function subscriptionConsumer(
   kafka: Kafka,
-  options: { groupId: string; maxWaitTimeInMs: number },
+  options: { groupId: string; maxWaitTimeInMs: number; minBytes?: number },
   subscription: Subscription,
   relaunch: () => Promise<void>,
 ): Consumer {
   const consumer = kafka.consumer({
     groupId: options.groupId,
     maxWaitTimeInMs: options.maxWaitTimeInMs,
+    // The broker answers a fetch once it holds this much, or after maxWaitTimeInMs (default: at once).
+    minBytes: options.minBytes ?? 1,
     sessionTimeout: 10000,
     heartbeatInterval: 1000,
     allowAutoTopicCreation: false,
@@ -139,6 +158,12 @@ export async function runConsumer(
     groupId: string;
     autoCommitInterval?: number;
     handle(message: IncomingMessage): Promise<void> | void;
+    /**
+     * Instead of `handle`, when set: the messages a fetch brought of one partition, in order, in
+     * slices of at most {@link BATCH_SLICE}; a throw leaves the slice's offsets unresolved, so it is
+     * delivered again (at least once), and the slices after it wait.
+     */
+    handleBatch?(messages: BatchedMessage[]): Promise<void>;
     /** After each message was handled (the offset is then resolved by kafkajs). */
     handled?(partition: number, offset: string): void;
     running?(): Promise<void>;
@@ -150,14 +175,42 @@ export async function runConsumer(
     // `fromBeginning: true`: for the replaying subscriber see its seek; for a new group of the group
     // subscriber, the whole topic (retention bounds it).
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await consumer.run({
-      autoCommit: true,
-      autoCommitInterval: options.autoCommitInterval ?? null,
-      eachMessage: async ({ topic: t, partition, message }) => {
-        await processWithTrace(t, partition, message, groupId, () => handle(incomingMessage(t, partition, message)));
-        handled?.(partition, message.offset);
-      },
-    });
+    const handleBatch = options.handleBatch;
+    await consumer.run(
+      handleBatch
+        ? {
+            autoCommit: true,
+            autoCommitInterval: options.autoCommitInterval ?? null,
+            // Resolved slice by slice below: a batch cut short (a rebalance) must not count as done.
+            eachBatchAutoResolve: false,
+            // The partitions of one fetch at once, so that a handler can apply them together.
+            partitionsConsumedConcurrently: BATCH_PARTITIONS,
+            eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+              for (let from = 0; from < batch.messages.length; from += BATCH_SLICE) {
+                if (!isRunning() || isStale()) return;
+                const slice = batch.messages.slice(from, from + BATCH_SLICE);
+                await handleBatch(
+                  slice.map((message) => ({
+                    ...incomingMessage(batch.topic, batch.partition, message),
+                    process: <T>(work: () => Promise<T>) => processWithTrace(batch.topic, batch.partition, message, groupId, work),
+                  })),
+                );
+                const last = slice[slice.length - 1].offset;
+                resolveOffset(last);
+                handled?.(batch.partition, last);
+                await heartbeat();
+              }
+            },
+          }
+        : {
+            autoCommit: true,
+            autoCommitInterval: options.autoCommitInterval ?? null,
+            eachMessage: async ({ topic: t, partition, message }) => {
+              await processWithTrace(t, partition, message, groupId, () => handle(incomingMessage(t, partition, message)));
+              handled?.(partition, message.offset);
+            },
+          },
+    );
     await options.running?.();
   } catch (e) {
     await consumer.disconnect().catch(() => undefined);

@@ -41,6 +41,11 @@ export interface LoadOptions {
   chain?: () => Chain;
   /** Stop after this many requests instead of after `seconds` (seeding). */
   amount?: number;
+  /**
+   * A new request each time (creates: every one with its own body and Idempotency-Key), shared by the
+   * connections: autocannon asks it before each request it sends.
+   */
+  next?: () => { body: string; headers: Record<string, string> };
 }
 
 interface Run {
@@ -89,7 +94,26 @@ async function once(o: LoadOptions, seconds: number, amount?: number): Promise<F
           record,
         );
       })
-    : [start({ ...base, body: o.body, connections }, record)];
+    : o.next
+      ? [
+          start(
+            {
+              ...base,
+              connections,
+              requests: [
+                {
+                  method: o.method ?? 'POST',
+                  setupRequest: (request) => {
+                    const { body, headers } = o.next!();
+                    return { ...request, body, headers: { ...request.headers, ...headers } };
+                  },
+                },
+              ],
+            },
+            record,
+          ),
+        ]
+      : [start({ ...base, body: o.body, connections }, record)];
   const results = await Promise.all(runs.map((r) => r.done));
   const elapsed = (performance.now() - started) / 1000;
   const sorted = Float64Array.from(latencies).sort();

@@ -9,7 +9,7 @@
  *   npx nx run bench:run --args="--json tmp/bench.json --seconds 5"
  */
 import 'reflect-metadata';
-import { ALL_SCOPES, Resource, serviceUrlVariable } from '@invoicing/contracts';
+import { ALL_SCOPES } from '@invoicing/contracts';
 import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
 import { DEFAULT_TRACE_SAMPLE_PERCENT, loopbackUpstreams, prepareNginx } from '@invoicing/gateway';
 import { writeFileSync } from 'node:fs';
@@ -21,6 +21,7 @@ import { setupKeycloak } from './peers/keycloak';
 import {
   exchange,
   exchangeBody,
+  jwtEnv,
   mainOf,
   RESOURCE_SERVICES,
   RESOURCES,
@@ -30,6 +31,8 @@ import {
   SettingsAccount,
   stackPid,
 } from './platform';
+import { measureCreates } from './creates';
+import { startCreateFloor, startSecondInstances } from './instances';
 import { rssMb, startProcess, stopAll } from './processes';
 import { keyRevokeTrials, reuseTrials, summarize } from './revocation';
 import { Report } from './report';
@@ -76,8 +79,6 @@ function parseArgs(argv: string[]): Args {
 }
 
 const LOGS = join(ROOT, 'tmp', 'bench');
-/** Second instances of the resource services, with the per-key rate limit lifted, sit here. */
-const SECOND_INSTANCE_PORT_SHIFT = 100;
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
@@ -106,27 +107,7 @@ async function main(): Promise<void> {
   const ids = await seedObjects(main.access_token, 25);
 
   step('starting second instances of the resource services (rate limit lifted) and the baselines');
-  const owners = Object.fromEntries(
-    Object.values(RESOURCE_SERVICES).map((s) => [serviceUrlVariable(s), serviceUrl(s)]),
-  );
-  const second = {} as Record<Resource, string>;
-  await Promise.all(
-    RESOURCES.map(async (resource) => {
-      const service = RESOURCE_SERVICES[resource];
-      const port = Number(new URL(serviceUrl(service)).port) + SECOND_INSTANCE_PORT_SHIFT;
-      second[resource] = `http://127.0.0.1:${port}`;
-      await startProcess('node', [mainOf(service), 'serve'], {
-        env: { ...owners, PORT: String(port), RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
-        logFile: join(LOGS, `${service}-2.log`),
-        readyUrl: `${second[resource]}/health/ready`,
-      });
-    }),
-  );
-  const jwtEnv = {
-    JWT_SECRET_B64URL: (process.env.JWT_KEYS ?? DEV_JWT_KEYS).split(',')[0].split('=').slice(1).join('='),
-    JWT_ISSUER: process.env.JWT_ISSUER ?? 'http://localhost:8080',
-    JWT_AUDIENCE: process.env.JWT_AUDIENCE ?? 'invoicing-api',
-  };
+  const { owners, second } = await startSecondInstances(LOGS);
   const baseline = join(__dirname, 'peers', 'baseline-server.mjs');
   await startProcess('node', [baseline], { env: { PORT: '4201', MODE: 'hello' }, logFile: join(LOGS, 'baseline-hello.log') });
   await startProcess('node', [baseline], { env: { PORT: '4202', MODE: 'jwt', ...jwtEnv }, logFile: join(LOGS, 'baseline-jwt.log') });
@@ -140,6 +121,7 @@ async function main(): Promise<void> {
     env: { PORT: '4204', MODE: 'read', ...jwtEnv, DATABASE_URL: process.env.FLOOR_PRODUCTS_DATABASE_URL ?? 'postgres://product_app:product_app_dev@127.0.0.1:5432/invoicing' },
     logFile: join(LOGS, 'floor-read.log'),
   });
+  const floorCreate = await startCreateFloor(LOGS);
   // Tracing on: a second auth service and a second product service (rate limit lifted) exporting
   // every span over OTLP/HTTP to a sink that keeps nothing (peers/otlp-sink.mjs).
   const sink = await startProcess('node', [join(__dirname, 'peers', 'otlp-sink.mjs')], { env: { PORT: '4220' }, logFile: join(LOGS, 'otlp-sink.log') });
@@ -321,6 +303,8 @@ async function main(): Promise<void> {
   report.load(`GET /api/v1/products/{id} through the gateway, tracing on, ${DEFAULT_TRACE_SAMPLE_PERCENT} % sampled (the default)`, 'getSampled', await load({
     url: `${gatewaySampled}/api/v1/products/${ids.products}`, headers: bearer, ...measure,
   }));
+
+  await measureCreates(report, (resource) => second[resource], floorCreate, measure, step);
 
   step(`revocation propagation (${args.trials} trials each)`);
   report.revocation('refresh-token reuse', summarize(await reuseTrials(keyReuse, second, args.trials)));

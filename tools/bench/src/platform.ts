@@ -1,4 +1,5 @@
 import { GATEWAY_PORT, Resource, RESOURCES, SERVICES, ServiceName, serviceOfResource } from '@invoicing/contracts';
+import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -126,6 +127,13 @@ export async function refresh(refreshToken: string): Promise<{ status: number; b
   const r = await call(`${serviceUrl('auth-service')}/api/v1/auth/refresh`, { method: 'POST', body: { refresh_token: refreshToken } });
   return { status: r.status, body: r.body };
 }
+
+/** What the hand-written floors need to verify our access tokens (the development ring unless JWT_KEYS is set). */
+export const jwtEnv = {
+  JWT_SECRET_B64URL: (process.env.JWT_KEYS ?? DEV_JWT_KEYS).split(',')[0].split('=').slice(1).join('='),
+  JWT_ISSUER: process.env.JWT_ISSUER ?? 'http://localhost:8080',
+  JWT_AUDIENCE: process.env.JWT_AUDIENCE ?? 'invoicing-api',
+};
 
 const TODAY = new Date().toISOString().slice(0, 10);
 

@@ -24,7 +24,8 @@ export class RevocationRelay implements OnApplicationBootstrap, OnModuleDestroy 
     @Inject(EVENT_PUBLISHER) publisher: EventPublisher,
     private readonly outbox: RevocationOutbox,
   ) {
-    this.relay = new OutboxRelay(db, 'auth', publisher);
+    // Revocations go out at once: their delivery time is what every resource service waits on.
+    this.relay = new OutboxRelay(db, 'auth', publisher, 0);
   }
 
   onApplicationBootstrap(): void {

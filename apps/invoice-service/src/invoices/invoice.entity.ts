@@ -21,7 +21,8 @@ export class InvoiceEntity extends OrganizationOwned {
   clientId!: string;
 
   @Column('text')
-  number!: string;
+  /** Null only between `build` and the insert, which takes it from the sequence. */
+  number!: string | null;
 
   @Column('text')
   currency!: string;

@@ -9,11 +9,9 @@ import {
 import { Logger } from '@nestjs/common';
 import { defineResource } from '@invoicing/resource-api';
 import { FieldErrors } from '@invoicing/service-kit';
-import { ProblemException } from '@invoicing/service-kit';
 import type { EntityManager } from 'typeorm';
 import { calculateInvoice, ProductDefaults } from './invoice-calculation';
 import { InvoiceEntity } from './invoice.entity';
-import { invoiceNumberTaken, nextInvoiceNumber } from './invoice-numbers';
 import { invoiceView } from './invoice.view';
 
 const logger = new Logger('InvoicePayments');
@@ -58,9 +56,11 @@ export const INVOICE_RESOURCE = defineResource<InvoiceEntity, CreateInvoiceReque
   // Up to 500 lines of 1,000 characters: a page of invoices stops at LIST_PAGE_MAX_BYTES.
   sizeColumn: 'content_bytes',
   conflicts: { invoices_number_unique: DUPLICATE_NUMBER },
+  // Gapless per organization (INV-000001, ...; ADR 0036): numbers callers chose are skipped.
+  sequence: { column: 'number', table: 'invoices.invoice_number_counters', prefix: 'INV-', digits: 6 },
   onEvent: { [DOMAIN_EVENT_TYPES.payment]: applyPayment },
 
-  async build({ scope, input, tx, now, references }) {
+  async build({ input, now, references }) {
     const errors = new FieldErrors();
     const issueDate = input.issue_date ?? now.toISOString().slice(0, 10);
     if (input.due_date !== undefined && input.due_date < issueDate) {
@@ -85,14 +85,11 @@ export const INVOICE_RESOURCE = defineResource<InvoiceEntity, CreateInvoiceReque
     const totals = calculateInvoice(input.line_items, errors, products);
     errors.throwIfAny();
 
-    let number = input.number;
-    if (number === undefined) number = await nextInvoiceNumber(tx, scope);
-    else if (await invoiceNumberTaken(tx, scope, number)) throw new ProblemException(409, DUPLICATE_NUMBER.detail, [DUPLICATE_NUMBER.error]);
-
     const entity = new InvoiceEntity();
     Object.assign(entity, {
       clientId: parsePublicId('cli', client.id)!,
-      number,
+      // Absent: the next of the organization's sequence, taken when the row is inserted (`sequence`).
+      number: input.number ?? null,
       currency: input.currency,
       issueDate,
       dueDate: input.due_date ?? null,

@@ -160,6 +160,46 @@ describe('invoices', () => {
   });
 });
 
+describe('payments applied in batches', () => {
+  const url = (path = '') => `${suite.app().baseUrl}/api/v1/invoices${path}`;
+
+  it('applies a batch of payment events in one transaction, each once (a redelivered batch changes nothing), skipping what it cannot read', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
+    const client = await clientIn(app, org);
+    const invoices = await Promise.all(
+      [1000, 2000].map(async (unit_price) => (await call('POST', url(), { token, body: { client_id: client, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price }] } })).body.id as string),
+    );
+    const payment = (invoiceId: string, amount: number) => {
+      const id = newId('pay');
+      return {
+        specversion: '1.0', id: newId('evt'), source: '/invoicing/payment-service', type: DOMAIN_EVENT_TYPES.payment, subject: id,
+        time: new Date().toISOString(), datacontenttype: 'application/json',
+        data: { organization_id: org, object: { object: 'payment', id, created_at: new Date().toISOString(), invoice_id: invoiceId, amount, currency: 'EUR', method: null, paid_at: new Date().toISOString(), reference: null } },
+      };
+    };
+    const events = [...Array.from({ length: 10 }, () => payment(invoices[0], 100)), 'not json', ...Array.from({ length: 4 }, () => payment(invoices[1], 250))];
+    const processed: string[] = [];
+    const batch = events.map((event, i) => ({
+      topic: 't', partition: 0, offset: String(i), key: null, timestamp: Date.now(),
+      value: Buffer.from(typeof event === 'string' ? event : JSON.stringify(event)),
+      process: async <T>(work: () => Promise<T>) => {
+        processed.push(String(i));
+        return work();
+      },
+    }));
+    const consumer = app.service.app.get(DomainEventsConsumer);
+    await consumer.handleBatch(batch);
+    await consumer.handleBatch(batch);
+    // Every readable event ran in its own span's scope; the unreadable one was skipped.
+    expect(processed).toEqual([...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14].map(String), ...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14].map(String)]);
+    const read = async (id: string) => (await call('GET', url(`/${id}`), { token })).body;
+    expect(await read(invoices[0])).toMatchObject({ amount_paid: 1000, status: 'paid' });
+    expect(await read(invoices[1])).toMatchObject({ amount_paid: 1000, amount_due: 1000, status: 'partially_paid' });
+  });
+});
+
 describe('money within its range', () => {
   const url = (path = '') => `${suite.app().baseUrl}/api/v1/invoices${path}`;
 

@@ -78,4 +78,22 @@ describe('payments', () => {
     const results = await Promise.all(Array.from({ length: 8 }, () => call('POST', url(), { token, body: { invoice_id: invoice, amount: quarter, currency: 'EUR' } })));
     expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 422, 422, 422, 422]);
   });
+
+  it('stores a failure found while working (an absent invoice) under its Idempotency-Key: the same key replays it, even once the invoice exists', async () => {
+    const app = suite.app();
+    const org = app.newOrganizationPublicId();
+    const token = app.token({ organizationPublicId: org });
+    const invoice = newId('inv');
+    const body = { invoice_id: invoice, amount: 100, currency: 'EUR' };
+    const first = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'fail-1' } });
+    expect(first.status).toBe(422);
+    await app.remember('invoice', org, { id: invoice, currency: 'EUR', created_at: new Date().toISOString() });
+    const again = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'fail-1' } });
+    expect(again.status).toBe(422);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.errors).toEqual(first.body.errors);
+    // A new key runs the create again, and now the invoice is there.
+    expect((await call('POST', url(), { token, body, headers: { 'idempotency-key': 'fail-2' } })).status).toBe(201);
+    expect((await call('GET', `${url()}?invoice_id=${invoice}`, { token })).body.data).toHaveLength(1);
+  });
 });

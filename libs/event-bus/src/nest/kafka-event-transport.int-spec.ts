@@ -4,7 +4,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { KafkaEventPublisher } from '../event-publisher';
-import { createKafka, IncomingMessage } from '../kafka-client';
+import { BatchedMessage, createKafka, IncomingMessage } from '../kafka-client';
 import { connectEventTransport, EventBusModule } from './event-bus.module';
 import { KafkaEventTransport, ReplaySubscriptionState } from './kafka-event-transport';
 
@@ -12,11 +12,15 @@ const brokers = ['127.0.0.1:9092'];
 const kafka = createKafka({ brokers, clientId: 'event-bus-transport-int' });
 const replayed = `test.event-bus.transport.replay.${randomUUID()}`;
 const shared = `test.event-bus.transport.group.${randomUUID()}`;
+const batched = `test.event-bus.transport.batch.${randomUUID()}`;
 
 @Injectable()
 class Seen {
   readonly replayed: string[] = [];
   readonly shared: string[] = [];
+  /** Each batch the batch handler was given, as its values; and those it applied. */
+  readonly batches: string[][] = [];
+  readonly applied: string[] = [];
   /** Values whose first delivery the handler fails, as a handler whose database is down would. */
   readonly failOnce = new Set<string>();
 }
@@ -35,6 +39,7 @@ class Subscriptions {
       maxWaitTimeInMs: 100,
     });
     transport.subscribe({ topic: shared, delivery: 'once-per-service', clientId: 'transport-int-group', groupId: `transport-int.${randomUUID()}`, maxWaitTimeInMs: 100 });
+    transport.subscribe({ topic: batched, delivery: 'once-per-service', batch: true, clientId: 'transport-int-batch', groupId: `transport-int.${randomUUID()}`, maxWaitTimeInMs: 100 });
   }
 }
 
@@ -55,7 +60,21 @@ class Handlers {
   }
 }
 
-@Module({ imports: [EventBusModule.forRoot({ brokers })], controllers: [Handlers], providers: [Seen, Subscriptions] })
+@Controller()
+class BatchHandler {
+  constructor(private readonly seen: Seen) {}
+
+  @EventPattern(batched)
+  async apply(messages: BatchedMessage[]): Promise<void> {
+    const values = messages.map((m) => String(m.value));
+    this.seen.batches.push(values);
+    // All or nothing, as one transaction: a failure leaves the whole slice to be delivered again.
+    if (values.some((v) => this.seen.failOnce.delete(v))) throw new Error('cannot apply this batch yet');
+    for (const m of messages) await m.process(async () => this.seen.applied.push(String(m.value)));
+  }
+}
+
+@Module({ imports: [EventBusModule.forRoot({ brokers })], controllers: [Handlers, BatchHandler], providers: [Seen, Subscriptions] })
 class AppModule {}
 
 async function until(condition: () => boolean, ms = 30000): Promise<void> {
@@ -76,6 +95,7 @@ beforeAll(async () => {
     topics: [
       { topic: replayed, numPartitions: 3, replicationFactor: 1 },
       { topic: shared, numPartitions: 1, replicationFactor: 1 },
+      { topic: batched, numPartitions: 1, replicationFactor: 1 },
     ],
     waitForLeaders: true,
   });
@@ -94,7 +114,7 @@ afterAll(async () => {
   await publisher.close();
   const admin = kafka.admin();
   await admin.connect();
-  await admin.deleteTopics({ topics: [replayed, shared] }).catch(() => undefined);
+  await admin.deleteTopics({ topics: [replayed, shared, batched] }).catch(() => undefined);
   await admin.disconnect();
   jest.restoreAllMocks();
 });
@@ -119,5 +139,17 @@ describe(`${KafkaEventTransport.name} against the broker`, () => {
     await until(() => seen.shared.length >= 3);
     expect(seen.shared).toEqual(['g-1', 'g-2', 'g-3']);
     expect(seen.failOnce.size).toBe(0);
+  });
+
+  it('hands a batch subscription what a fetch brought as one array, and delivers a failed batch again whole, in order', async () => {
+    const seen = app.get(Seen);
+    seen.failOnce.add('b-3');
+    const values = Array.from({ length: 50 }, (_, i) => `b-${i}`);
+    await publisher.publish(batched, values.map((value) => ({ key: 'one-key', value })));
+    await until(() => seen.applied.length >= 50);
+    expect(seen.applied).toEqual(values);
+    // Fewer calls than messages: they came in batches; the one that failed came back with b-3 in it.
+    expect(seen.batches.length).toBeLessThan(50);
+    expect(seen.batches.filter((b) => b.includes('b-3'))).toHaveLength(2);
   });
 });

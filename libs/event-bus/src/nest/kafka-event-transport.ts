@@ -3,7 +3,7 @@ import { BaseRpcContext, CustomTransportStrategy, MessageHandler, Server } from 
 import type { Kafka } from 'kafkajs';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { KafkaGroupSubscriber } from '../group-subscriber';
-import { createKafka, IncomingMessage, KafkaConnection } from '../kafka-client';
+import { BatchedMessage, createKafka, IncomingMessage, KafkaConnection } from '../kafka-client';
 import { KafkaReplayingSubscriber } from '../replaying-subscriber';
 
 /** The transport's id: `@EventPattern(topic, KAFKA_EVENTS)` binds a handler to this transport alone. */
@@ -32,6 +32,17 @@ export interface EveryInstanceSubscription extends SubscriptionCommon {
 /** The service's instances share `groupId`: each message is handled once per service ({@link KafkaGroupSubscriber}). */
 export interface OncePerServiceSubscription extends SubscriptionCommon {
   delivery: 'once-per-service';
+  /**
+   * The handler gets what a fetch brought of one partition as an array of {@link BatchedMessage}
+   * (slices of at most BATCH_SLICE; the partitions of a fetch at the same time), to apply in one
+   * transaction: one commit for many events.
+   */
+  batch?: boolean;
+  /**
+   * The broker answers a fetch once it holds this many bytes, or after `maxWaitTimeInMs`: with a
+   * batch subscription, bigger batches under load at the price of up to `maxWaitTimeInMs` of latency.
+   */
+  minBytes?: number;
 }
 
 export type EventSubscription = EveryInstanceSubscription | OncePerServiceSubscription;
@@ -228,12 +239,13 @@ export class KafkaEventTransport extends Server<KafkaEventTransportEvents, Kafka
       });
       const handler = subscribed.handler as MessageHandler;
       const handle = (message: IncomingMessage) => this.dispatch(handler, message);
+      const handleBatch = spec.delivery === 'once-per-service' && spec.batch ? (messages: BatchedMessage[]) => this.dispatchBatch(handler, messages) : undefined;
       // A new subscriber per attempt: one whose start failed may have positioned itself (an empty
       // replay window counts as caught up) without ever consuming, and must not be read.
       subscriber =
         spec.delivery === 'every-instance'
           ? new KafkaReplayingSubscriber(subscribed.kafka, { ...spec, handle })
-          : new KafkaGroupSubscriber(subscribed.kafka, { ...spec, handle });
+          : new KafkaGroupSubscriber(subscribed.kafka, { ...spec, handle, handleBatch });
       await subscriber.start();
     } catch (e) {
       await subscriber?.stop();
@@ -286,13 +298,19 @@ export class KafkaEventTransport extends Server<KafkaEventTransportEvents, Kafka
     }) as unknown as Promise<void>;
   }
 
-  private async run(handler: MessageHandler, message: IncomingMessage, context: KafkaEventContext): Promise<void> {
+  /** A batch subscription's slice, handed to the handler as one array (no processing hooks: they are per message). */
+  private async dispatchBatch(handler: MessageHandler, messages: BatchedMessage[]): Promise<void> {
+    const first = messages[0];
+    await this.run(handler, messages as unknown as IncomingMessage, new KafkaEventContext([first]), first);
+  }
+
+  private async run(handler: MessageHandler, message: IncomingMessage, context: KafkaEventContext, about: IncomingMessage = message): Promise<void> {
     const result = await handler(message, context);
     if (!isObservable(result)) return;
     try {
       await lastValueFrom(result, { defaultValue: undefined });
     } catch (e) {
-      throw e instanceof Error ? e : new EventHandlerError(message, e);
+      throw e instanceof Error ? e : new EventHandlerError(about, e);
     }
   }
 }

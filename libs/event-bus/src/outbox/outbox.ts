@@ -40,17 +40,32 @@ function traceContextParam(): string | null {
   return headers ? JSON.stringify(headers) : null;
 }
 
-/** Adds an event to the outbox inside the caller's transaction: it commits with the change it announces. */
-export async function enqueueEvent(
-  tx: EntityManager | DataSource,
-  schema: string,
-  event: { id: string; topic: string; key: string; payload: unknown },
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, trace_context, created_at) VALUES ($1, $2, $3, $4, $5, now())
+/** One event for a service's outbox. */
+export interface OutboxEvent {
+  id: string;
+  topic: string;
+  key: string;
+  payload: unknown;
+}
+
+/**
+ * The statement that adds `event` to the outbox, with its parameters numbered from `$first`: for a
+ * caller that writes the event in the same statement as something else (a create writes its event and
+ * its stored response together, as one data-modifying CTE).
+ */
+export function outboxInsert(schema: string, event: OutboxEvent, first = 1): { text: string; values: unknown[] } {
+  const p = (i: number) => `$${first + i}`;
+  return {
+    text: `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, trace_context, created_at) VALUES (${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, now())
      ON CONFLICT (id) DO NOTHING`,
-    [event.id, event.topic, event.key, JSON.stringify(event.payload), traceContextParam()],
-  );
+    values: [event.id, event.topic, event.key, JSON.stringify(event.payload), traceContextParam()],
+  };
+}
+
+/** Adds an event to the outbox inside the caller's transaction: it commits with the change it announces. */
+export async function enqueueEvent(tx: EntityManager | DataSource, schema: string, event: OutboxEvent): Promise<void> {
+  const { text, values } = outboxInsert(schema, event);
+  await tx.query(text, values);
 }
 
 /**
@@ -92,19 +107,29 @@ interface OutboxRow {
 const BATCH = 100;
 const POLL_MS = 1000;
 const MAX_BACKOFF_MS = 2000;
+/**
+ * How long a kick waits by default before draining, so that the events of the commits of that moment
+ * go out as one batch marked by one statement and one commit, not one drain per create (ADR 0036).
+ * Well inside the second a payment may take to show on its invoice.
+ */
+export const OUTBOX_COALESCE_MS = 20;
 
 /**
- * Publishes a schema's outbox to Kafka, oldest first, marking rows in the transaction that locked
- * them (`FOR UPDATE SKIP LOCKED`: instances share the work). Woken at once by `kick()` after a
- * commit, polls every second, backs off to at most 2 s while Kafka is down. At least once: a crash
- * between send and commit publishes a row again with the same CloudEvents id. Each message's send
- * span continues the trace stored with its row (ADR 0028), not the relay's own.
+ * Publishes a schema's outbox to Kafka, oldest first, in batches of up to 100 rows, each batch marked
+ * sent by one statement in the transaction that locked its rows (`FOR UPDATE SKIP LOCKED`: instances
+ * share the work). Woken by `kick()` after a commit (by default 20 ms later, so that concurrent commits
+ * share a batch), polls every second, backs off to at most 2 s while Kafka is down; a relay that fell
+ * behind drains batch after batch. At least once: a crash between send and commit publishes a row
+ * again with the same CloudEvents id, so the mark is committed without waiting for the disk
+ * (`synchronous_commit = off`): a mark lost in a crash only means a duplicate, which every consumer
+ * takes (ADR 0036). Each message's send span continues the trace stored with its row (ADR 0028).
  */
 export class OutboxRelay {
   private readonly logger: Logger;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private again = false;
+  private kicked = false;
   private stopped = true;
   private failures = 0;
 
@@ -112,6 +137,8 @@ export class OutboxRelay {
     private readonly db: DataSource,
     private readonly schema: string,
     private readonly publisher: EventPublisher,
+    /** How long a kick waits for more commits before draining; 0 drains at once (revocations: latency first). */
+    private readonly coalesceMs = OUTBOX_COALESCE_MS,
   ) {
     this.logger = new Logger(`OutboxRelay(${schema})`);
   }
@@ -132,13 +159,34 @@ export class OutboxRelay {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.kicked = false;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
     await this.publisher.close();
   }
 
-  /** Drains now (or right after the drain in progress). */
+  /** Drains in a moment (or right after the drain in progress), with whatever has committed by then. */
   kick(): void {
+    if (this.stopped || this.kicked) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.coalesceMs === 0) {
+      this.drainSoon();
+      return;
+    }
+    this.kicked = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.kicked = false;
+      this.drainSoon();
+    }, this.coalesceMs);
+    this.timer.unref();
+  }
+
+  /** Drains now (or right after the drain in progress). */
+  private drainSoon(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
@@ -157,7 +205,7 @@ export class OutboxRelay {
         return;
       }
       const delay = this.failures > 0 ? Math.min(MAX_BACKOFF_MS, 250 * 2 ** (this.failures - 1)) : POLL_MS;
-      this.timer = setTimeout(() => this.kick(), delay);
+      this.timer = setTimeout(() => this.drainSoon(), delay);
       this.timer.unref();
     });
   }
@@ -186,6 +234,7 @@ export class OutboxRelay {
   private async drainBatch(): Promise<number> {
     const table = `${this.schema}.outbox`;
     const result = await this.db.transaction(async (tx): Promise<{ published: number; error?: unknown }> => {
+      await tx.query('SET LOCAL synchronous_commit TO off');
       const rows: OutboxRow[] = await tx.query(
         `SELECT id, topic, message_key, payload, trace_context FROM ${table}
           WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,

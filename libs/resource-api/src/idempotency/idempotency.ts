@@ -1,6 +1,8 @@
-import { isDependencyFailure, ProblemException } from '@invoicing/service-kit';
+import { OutboxEvent, outboxInsert } from '@invoicing/event-bus';
+import { ProblemException } from '@invoicing/service-kit';
 import { createHash } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { Pool, QueryResult } from 'pg';
+import type { DataSource } from 'typeorm';
 import type { OrgScope } from '../tenancy/org-scope';
 
 /** A response worth replaying: what a create returned. */
@@ -14,10 +16,27 @@ export interface IdempotentResult extends StoredResponse {
   replayed: boolean;
 }
 
+/** What a create's work produced: its answer, and the event announcing it (written with it). */
+export interface CreateOutcome {
+  response: StoredResponse;
+  event?: OutboxEvent;
+}
+
+/**
+ * The statements of a create's transaction, on its own connection: rows back, whatever the
+ * statement (no driver in between: a create is a handful of statements and each costs a round trip).
+ */
+export interface Sql {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are typed by the caller, as with TypeORM's query()
+  query<R = any>(text: string, values?: unknown[]): Promise<R[]>;
+  /** A named prepared statement: parsed and planned once per connection. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+  prepared<R = any>(name: string, text: string, values: unknown[]): Promise<R[]>;
+}
+
 const KEY = /^[\x21-\x7e]{1,255}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RETENTION_HOURS = 24;
-/** An in-flight claim older than this is treated as abandoned (its process died) and taken over. */
-const CLAIM_SECONDS = 60;
 
 /** SQL of the table (one per service schema); used by each service's migration. */
 export function idempotencyTableSql(schema: string): string[] {
@@ -50,11 +69,39 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/** Another request with the key committed first: roll back and replay it. */
+class CommittedElsewhere extends Error {}
+
+/** A 409 answer for a key whose first request is still running. */
+const IN_FLIGHT = 'A request with this Idempotency-Key is still in progress; retry shortly.';
+
+interface StoredRow {
+  request_hash: string;
+  response_status: number | null;
+  response_body: unknown;
+  response_location: string | null;
+  live: boolean;
+}
+
 /**
- * `Idempotency-Key` for creates (docs/api.md section 7), stored in the service's own Postgres schema:
- * the same key and body within 24 hours replays the first response; another body is 422; while the
- * first request is still running, 409. A claim is committed before the work starts, so of parallel
- * requests with one key exactly one runs.
+ * A create, under its `Idempotency-Key` when it has one (docs/api.md section 7), in **one
+ * transaction with one commit**: the row, its domain event and the stored response commit together,
+ * or nothing does (ADR 0036). Stored in the service's own Postgres schema:
+ * - the same key and body within 24 hours replays the first response; another body is 422;
+ * - while the first request runs, 409: it holds a transaction-scoped advisory lock on (organization,
+ *   key), taken without waiting (`pg_try_advisory_xact_lock`), released by its commit or rollback
+ *   (a process that dies mid-way leaves nothing behind: no claim to expire);
+ * - the primary key of `idempotency_keys` is the final word: a request that read no stored response
+ *   in the instant another committed (it took the lock just after that commit) finds the row there
+ *   when it writes its own, rolls everything back and replays the first;
+ * - a failure found while the work runs (an unknown reference, a duplicate: a 4xx other than 409) is
+ *   stored like a success, in the same transaction, after rolling the work back to a savepoint; a
+ *   server failure stores nothing, so a retry runs again.
+ *
+ * Four round trips for a create that references nothing: the start (BEGIN, the lock, the stored
+ * response and the savepoint in one simple query), the row, its event with the response, COMMIT.
+ * Each is a system call on each side and, on machines like ours, the largest share of a create's CPU
+ * (docs/perf.md).
  */
 export class IdempotencyStore {
   constructor(
@@ -62,94 +109,104 @@ export class IdempotencyStore {
     private readonly schema: string,
   ) {}
 
-  async run(
-    scope: OrgScope,
-    key: string | undefined,
-    endpoint: string,
-    body: unknown,
-    create: (tx: EntityManager) => Promise<StoredResponse>,
-  ): Promise<IdempotentResult> {
-    if (key === undefined) {
-      return { ...(await this.db.transaction(create)), replayed: false };
-    }
-    if (!KEY.test(key)) throw new ProblemException(400, 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.');
+  async run(scope: OrgScope, key: string | undefined, endpoint: string, body: unknown, work: (sql: Sql) => Promise<CreateOutcome>): Promise<IdempotentResult> {
+    if (key !== undefined && !KEY.test(key)) throw new ProblemException(400, 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.');
     const org = scope.organizationId;
-    const hash = createHash('sha256').update(`${endpoint}\n${canonical(body)}`).digest('hex');
-    const table = `${this.schema}.idempotency_keys`;
-
-    const claimed: unknown[] = await this.db.query(
-      `INSERT INTO ${table} AS k (organization_id, key, request_hash, state, claimed_until)
-       VALUES ($1, $2, $3, 'in_flight', now() + make_interval(secs => $4))
-       ON CONFLICT (organization_id, key) DO UPDATE
-         SET request_hash = EXCLUDED.request_hash, state = 'in_flight', response_status = NULL,
-             response_body = NULL, response_location = NULL, created_at = now(), claimed_until = EXCLUDED.claimed_until
-       WHERE k.created_at < now() - make_interval(hours => $5)
-          OR (k.state = 'in_flight' AND k.claimed_until < now() AND k.request_hash = EXCLUDED.request_hash)
-       RETURNING 1`,
-      [org, key, hash, CLAIM_SECONDS, RETENTION_HOURS],
-    );
-    if (claimed.length === 0) return this.replay(org, key, hash);
-
+    // Inlined below (a simple query has no parameters): only a uuid may be.
+    if (!UUID.test(org)) throw new Error('organization id is not a uuid');
+    const client = await this.pool().connect();
+    const sql: Sql = {
+      query: async (text, values) => (await client.query(text, values)).rows,
+      prepared: async (name, text, values) => (await client.query({ name, text, values })).rows,
+    };
+    let broken: Error | undefined;
     try {
-      const response = await this.db.transaction(async (tx) => {
-        const result = await create(tx);
-        await tx.query(
-          `UPDATE ${table} SET state = 'done', response_status = $3, response_body = $4, response_location = $5
-            WHERE organization_id = $1 AND key = $2`,
-          [org, key, result.status, JSON.stringify(result.body), result.location ?? null],
-        );
-        return result;
-      });
-      return { ...response, replayed: false };
-    } catch (e) {
-      if (e instanceof ProblemException && e.status < 500 && e.status !== 409) {
-        // A validation failure is the answer to this body: remember it like a success.
-        await this.db.query(
-          `UPDATE ${table} SET state = 'done', response_status = $3, response_body = $4 WHERE organization_id = $1 AND key = $2`,
-          [org, key, e.status, JSON.stringify({ detail: e.detail, errors: e.errors ?? null })],
-        );
-      } else {
-        // Nothing was created: free the key so that a retry can run.
-        await this.db
-          .query(`DELETE FROM ${table} WHERE organization_id = $1 AND key = $2 AND state = 'in_flight'`, [org, key])
-          .catch((cleanup: unknown) => {
-            if (!isDependencyFailure(cleanup)) throw cleanup;
-          });
+      if (key === undefined) {
+        await client.query('BEGIN');
+        const outcome = await work(sql);
+        if (outcome.event) {
+          const { text, values } = outboxInsert(this.schema, outcome.event);
+          await client.query(text, values);
+        }
+        await client.query('COMMIT');
+        return { ...outcome.response, replayed: false };
       }
-      throw e;
+      const hash = createHash('sha256').update(`${endpoint}\n${canonical(body)}`).digest('hex');
+      // One round trip: each statement of a simple query sees what committed before it ran, so the
+      // read after the lock sees the response of a request that released the lock by committing.
+      const results = (await client.query(
+        `BEGIN; SELECT pg_try_advisory_xact_lock(${idempotencyLockKey(this.schema, org, key)}) AS locked; ` +
+          `${this.readSql(`'${org}'`, client.escapeLiteral(key))}; SAVEPOINT create_work`,
+      )) as unknown as QueryResult[];
+      if (results[1].rows[0]?.locked !== true) throw new ProblemException(409, IN_FLIGHT);
+      const stored = liveRow(results[2].rows[0] as StoredRow | undefined);
+      if (stored) {
+        await client.query('ROLLBACK');
+        return replay(stored, hash);
+      }
+      let outcome: CreateOutcome;
+      try {
+        outcome = await work(sql);
+      } catch (e) {
+        if (!(e instanceof ProblemException && e.status < 500 && e.status !== 409)) throw e;
+        // A failure of this body found while working: the answer to it, kept like a success (the
+        // work rolled back, the answer committed), and then given.
+        await client.query('ROLLBACK TO SAVEPOINT create_work');
+        await this.store(sql, org, key, hash, { status: e.status, body: { detail: e.detail, errors: e.errors ?? null } });
+        await client.query('COMMIT');
+        throw e;
+      }
+      await this.store(sql, org, key, hash, outcome.response, outcome.event);
+      await client.query('COMMIT');
+      return { ...outcome.response, replayed: false };
+    } catch (e) {
+      // Whatever failed, nothing of this create stays (a no-op after COMMIT or ROLLBACK).
+      await client.query('ROLLBACK').catch((rollback: unknown) => {
+        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      });
+      if (!(e instanceof CommittedElsewhere)) throw e;
+      const rows: StoredRow[] = await this.db.query(this.readSql('$1', '$2'), [org, key]);
+      const stored = liveRow(rows[0]);
+      if (!stored) throw new ProblemException(409, IN_FLIGHT);
+      return replay(stored, createHash('sha256').update(`${endpoint}\n${canonical(body)}`).digest('hex'));
+    } finally {
+      // A connection whose rollback failed is not handed to the next request.
+      client.release(broken);
     }
   }
 
-  private async replay(org: string, key: string, hash: string): Promise<IdempotentResult> {
-    const rows: Array<{
-      request_hash: string;
-      state: string;
-      response_status: number | null;
-      response_body: unknown;
-      response_location: string | null;
-    }> = await this.db.query(
-      `SELECT request_hash, state, response_status, response_body, response_location
-         FROM ${this.schema}.idempotency_keys WHERE organization_id = $1 AND key = $2`,
-      [org, key],
-    );
-    const row = rows[0];
-    if (!row) throw new ProblemException(409, 'A request with this Idempotency-Key is being processed; retry shortly.');
-    if (row.request_hash !== hash) {
-      throw new ProblemException(422, 'This Idempotency-Key was used with a different request body.');
+  private pool(): Pool {
+    // TypeORM's Postgres driver keeps its pg Pool here: same connections, timeouts and search_path.
+    return (this.db.driver as unknown as { master: Pool }).master;
+  }
+
+  private readSql(org: string, key: string): string {
+    return `SELECT request_hash, response_status, response_body, response_location, created_at >= now() - make_interval(hours => ${RETENTION_HOURS}) AS live
+      FROM ${this.schema}.idempotency_keys WHERE organization_id = ${org} AND key = ${key}`;
+  }
+
+  /**
+   * The response under the key, and the create's event, in one statement (one round trip before the
+   * commit). A row of the key that is still live means another request committed first.
+   */
+  private async store(sql: Sql, org: string, key: string, hash: string, response: StoredResponse, event?: OutboxEvent): Promise<void> {
+    const values: unknown[] = [org, key, hash, response.status, JSON.stringify(response.body), response.location ?? null, RETENTION_HOURS];
+    const upsert = `INSERT INTO ${this.schema}.idempotency_keys AS k
+        (organization_id, key, request_hash, state, response_status, response_body, response_location, created_at, claimed_until)
+      VALUES ($1, $2, $3, 'done', $4, $5, $6, now(), now())
+      ON CONFLICT (organization_id, key) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, state = 'done', response_status = EXCLUDED.response_status,
+            response_body = EXCLUDED.response_body, response_location = EXCLUDED.response_location, created_at = now(), claimed_until = now()
+      WHERE k.created_at < now() - make_interval(hours => $7) OR k.response_status IS NULL
+      RETURNING 1`;
+    let text = upsert;
+    if (event) {
+      const outbox = outboxInsert(this.schema, event, values.length + 1);
+      text = `WITH event AS (${outbox.text}) ${upsert}`;
+      values.push(...outbox.values);
     }
-    if (row.state !== 'done' || row.response_status === null) {
-      throw new ProblemException(409, 'A request with this Idempotency-Key is still in progress; retry shortly.');
-    }
-    if (row.response_status >= 400) {
-      const stored = row.response_body as { detail: string; errors: ProblemException['errors'] | null };
-      throw new ProblemException(row.response_status, stored.detail, stored.errors ?? undefined, { 'Idempotent-Replayed': 'true' });
-    }
-    return {
-      status: row.response_status,
-      body: row.response_body,
-      location: row.response_location ?? undefined,
-      replayed: true,
-    };
+    const written = await sql.prepared(`idem_${this.schema}_${event ? 'e' : 'n'}`, text, values);
+    if (written.length === 0) throw new CommittedElsewhere();
   }
 
   /**
@@ -173,4 +230,29 @@ export class IdempotencyStore {
     }
     return total;
   }
+}
+
+/**
+ * The advisory lock of (organization, key) in this schema: 64 bits of a SHA-256. Two pairs sharing it
+ * would only make one wait for the other's 409 to pass, never share a response (the row is read by
+ * organization and key).
+ */
+export function idempotencyLockKey(schema: string, org: string, key: string): string {
+  return createHash('sha256').update(`${schema}\n${org}\n${key}`).digest().readBigInt64BE(0).toString();
+}
+
+/** The stored response when it is within its 24 hours and complete (not an older version's claim). */
+function liveRow(row: StoredRow | undefined): StoredRow | null {
+  return row?.live && row.response_status !== null ? row : null;
+}
+
+function replay(row: StoredRow, hash: string): IdempotentResult {
+  if (row.request_hash !== hash) {
+    throw new ProblemException(422, 'This Idempotency-Key was used with a different request body.');
+  }
+  if (row.response_status! >= 400) {
+    const stored = row.response_body as { detail: string; errors: ProblemException['errors'] | null };
+    throw new ProblemException(row.response_status!, stored.detail, stored.errors ?? undefined, { 'Idempotent-Replayed': 'true' });
+  }
+  return { status: row.response_status!, body: row.response_body, location: row.response_location ?? undefined, replayed: true };
 }

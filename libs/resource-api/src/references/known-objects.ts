@@ -6,6 +6,7 @@ import { ProblemException } from '@invoicing/service-kit';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { OrgScope } from '../tenancy/org-scope';
 import type { ServiceCredentials } from './service-credential';
+import type { Sql } from '../idempotency/idempotency';
 
 /** SQL of the local read model of other services' objects (used by each service's migration). */
 export function knownObjectsTableSql(schema: string): string[] {
@@ -21,6 +22,9 @@ export function knownObjectsTableSql(schema: string): string[] {
 }
 
 export type KnownObject = Record<string, unknown> & { id: string; object: string };
+
+/** Where the read model is read and written: a create's transaction, an event's, or the pool. */
+export type Queryable = Pick<EntityManager | DataSource | Sql, 'query'>;
 
 /**
  * References across services (ADR 0012). The read model is fed by the owners' domain events; for an
@@ -40,7 +44,7 @@ export class ReferenceResolver {
   ) {}
 
   /** Records an object announced by its owner (idempotent: the latest version wins). */
-  async remember(tx: EntityManager | DataSource, kind: DomainObjectKind, organizationId: string, object: KnownObject): Promise<void> {
+  async remember(tx: Queryable, kind: DomainObjectKind, organizationId: string, object: KnownObject): Promise<void> {
     const id = parsePublicId(idPrefixOf(kind), object.id);
     if (!id) return;
     await tx.query(
@@ -60,17 +64,17 @@ export class ReferenceResolver {
     kind: DomainObjectKind,
     publicId: string,
     field: string,
-    tx: EntityManager | DataSource = this.db,
+    tx: Queryable = this.db,
   ): Promise<KnownObject> {
     const missing = () =>
       ProblemException.validation([{ field, code: 'not_found', message: `no such ${kind} in this organization` }]);
     const id = parsePublicId(idPrefixOf(kind), publicId);
     if (!id) throw missing();
     // On the caller's transaction: a second pool connection per request could starve the pool.
-    const rows: Array<{ data: KnownObject }> = await tx.query(
+    const rows = (await tx.query(
       `SELECT data FROM ${this.schema}.known_objects WHERE kind = $1 AND id = $2 AND organization_id = $3`,
       [kind, id, scope.organizationId],
-    );
+    )) as Array<{ data: KnownObject }>;
     if (rows[0]) return rows[0].data;
     const fetched = await this.askOwner(kind, publicId, caller);
     if (!fetched) throw missing();

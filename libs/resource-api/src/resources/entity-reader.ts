@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Pool, QueryResult } from 'pg';
-import type { DataSource } from 'typeorm';
+import type { DataSource, ObjectLiteral } from 'typeorm';
+import type { Sql } from '../idempotency/idempotency';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 
 type Row = Record<string, unknown>;
@@ -31,6 +32,18 @@ interface Waiter<E> {
 const BATCH_MAX = 100;
 
 /**
+ * A column filled, when the row leaves it null, from the organization's gapless sequence: a counter
+ * row per organization in `table` (`organization_id`, `last_value`), formatted `prefix` + the value
+ * padded to `digits` (more when it outgrows them).
+ */
+export interface RowSequence {
+  column: string;
+  table: string;
+  prefix: string;
+  digits: number;
+}
+
+/**
  * Plain reads of one entity: one parameterised SELECT straight on the DataSource's pg pool, as a
  * named prepared statement, hydrated with TypeORM's own per-column conversion (types and
  * transformers, `driver.prepareHydratedValue`) from the entity's metadata. TypeORM's `findOneBy` and
@@ -48,6 +61,8 @@ export class EntityReader<E> {
   private readonly keyColumns: { id: string; organization: string } | null;
   private readonly byIdStatement: Statement | null;
   private pending: Map<string, Array<Waiter<E>>> | null = null;
+  /** Columns an insert writes (not those Postgres generates), and their names in SQL. */
+  private readonly insertable: ColumnMetadata[];
 
   constructor(
     private readonly db: DataSource,
@@ -73,6 +88,7 @@ export class EntityReader<E> {
     const id = meta.findColumnWithPropertyName('id');
     const organization = meta.findColumnWithPropertyName('organizationId');
     this.keyColumns = id?.type === 'uuid' && organization?.type === 'uuid' ? { id: id.databaseName, organization: organization.databaseName } : null;
+    this.insertable = meta.columns.filter((c) => c.isInsert && !c.isGenerated);
     this.byIdStatement = this.keyColumns
       ? this.statement(
           // The (id, organization) pairs of concurrent gets: a row is returned only for the very pair
@@ -82,6 +98,41 @@ export class EntityReader<E> {
             `ON t."${this.keyColumns.id}" = k.id AND t."${this.keyColumns.organization}" = k.organization_id`,
         )
       : null;
+  }
+
+  /**
+   * Inserts `entity` in `sql` (the create's transaction) and answers the row as stored, generated
+   * columns included (`RETURNING`, no second read), or null when it conflicts with a unique
+   * constraint (`ON CONFLICT DO NOTHING`: no error, so the transaction goes on). With `sequence` and
+   * the entity's column null, the value is taken from the organization's counter in this very
+   * statement, so that the counter row stays locked only from here to the commit; a value another row
+   * already holds (one a caller chose) conflicts, and the caller inserts again with the next.
+   */
+  async insert(sql: Sql, entity: E, sequence?: RowSequence): Promise<E | null> {
+    const driver = this.db.driver;
+    const record = entity as Record<string, unknown>;
+    const numbered = sequence !== undefined && (record[sequence.column] === null || record[sequence.column] === undefined);
+    const columns = this.insertable.filter((c) => !(numbered && c.propertyName === sequence!.column));
+    const values = columns.map((c) => driver.preparePersistentValue(c.getEntityValue(entity as ObjectLiteral), c));
+    const names = columns.map((c) => `"${c.databaseName}"`);
+    const params = columns.map((_, i) => `$${i + 1}`);
+    let text: string;
+    if (numbered) {
+      const organization = columns.findIndex((c) => c.propertyName === 'organizationId');
+      const column = this.insertable.find((c) => c.propertyName === sequence!.column)!;
+      text =
+        `WITH seq AS (INSERT INTO ${sequence!.table} AS c (organization_id, last_value) VALUES ($${organization + 1}, 1) ` +
+        `ON CONFLICT (organization_id) DO UPDATE SET last_value = c.last_value + 1 RETURNING last_value::text AS v) ` +
+        `INSERT INTO ${this.table} (${[...names, `"${column.databaseName}"`].join(', ')}) ` +
+        `SELECT ${params.join(', ')}, $${columns.length + 1} || lpad(seq.v, greatest(${sequence!.digits}, length(seq.v)), '0') FROM seq ` +
+        `ON CONFLICT DO NOTHING RETURNING ${this.columns}`;
+      values.push(sequence!.prefix);
+    } else {
+      text = `INSERT INTO ${this.table} (${names.join(', ')}) VALUES (${params.join(', ')}) ON CONFLICT DO NOTHING RETURNING ${this.columns}`;
+    }
+    const statement = this.statement(text);
+    const rows = await sql.prepared<Row>(statement.name, statement.text, values);
+    return rows[0] ? this.hydrate(rows[0]) : null;
   }
 
   /** Rows matching `where` (SQL after WHERE, `$1`... placeholders), in `suffix` order and limit. */
@@ -225,3 +276,4 @@ export class EntityReader<E> {
     return entity as E;
   }
 }
+

@@ -3,6 +3,8 @@ import type { DomainEvent, DomainEventType, DomainObjectKind, IdPrefix, Resource
 import type { FieldError, OrganizationOwned } from '@invoicing/service-kit';
 import type { EntityManager } from 'typeorm';
 import type { KnownObject } from '../references/known-objects';
+import type { RowSequence } from './entity-reader';
+import type { Sql } from '../idempotency/idempotency';
 import type { OrgScope } from '../tenancy/org-scope';
 
 /** Columns every resource entity has: its id, its owner and its creation time. */
@@ -18,7 +20,8 @@ export interface BuildContext<C> {
   scope: OrgScope;
   caller: CallerIdentity;
   input: C;
-  tx: EntityManager;
+  /** The create's transaction: statements answer their rows. */
+  tx: Sql;
   /** uuid of the new object. The service sets it, with `organizationId` and `createdAt` (`now`), on
    * the entity `build` returns: a definition never sets the owner of a row. */
   id: string;
@@ -61,6 +64,12 @@ export interface ResourceDefinition<E extends ResourceEntityBase = ResourceEntit
   sizeColumn?: string;
   /** Unique constraint name → the 409 it means. */
   conflicts?: Record<string, { detail: string; error: FieldError }>;
+  /**
+   * A column `build` may leave null for the organization's gapless sequence to fill (an invoice's
+   * number): taken in the statement that inserts the row, so the counter row is locked only from
+   * there to the commit (ADR 0036).
+   */
+  sequence?: RowSequence;
   /** Other services' objects this service keeps in its read model (from their domain events). */
   references?: DomainObjectKind[];
   /**

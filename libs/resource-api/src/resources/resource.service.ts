@@ -3,8 +3,8 @@ import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainObjectKind, LIST_FILTERS, newId
 import { ProblemException } from '@invoicing/service-kit';
 import { uuidv7 } from 'uuidv7';
 import { DataSource, QueryFailedError } from 'typeorm';
-import { enqueueEvent, OutboxRelay } from '@invoicing/event-bus';
-import { IdempotencyStore, IdempotentResult } from '../idempotency/idempotency';
+import { OutboxRelay } from '@invoicing/event-bus';
+import { IdempotencyStore, IdempotentResult, Sql } from '../idempotency/idempotency';
 import { ListQuery, Page, parseListQuery, toPage } from '../pagination/list-query';
 import { ConcurrencyGate } from '../rate-limit/concurrency-gate';
 import { ReferenceResolver } from '../references/known-objects';
@@ -13,6 +13,9 @@ import { buildRow } from './build-row';
 import { BodyValidator, compileBody } from '@invoicing/service-kit';
 import { EntityReader } from './entity-reader';
 import type { PublicObject, ResourceDefinition, ResourceEntityBase } from './resource-definition';
+
+/** Numbers of the sequence a create may find taken (chosen by callers) before it gives up. */
+const SEQUENCE_ATTEMPTS = 1000;
 
 /** What one list request and one organization's lists may cost (LIST_* variables). */
 export interface ListLimits {
@@ -38,7 +41,7 @@ export class ResourceService<E extends ResourceEntityBase, C> {
   constructor(
     private readonly def: ResourceDefinition<E, C>,
     private readonly db: DataSource,
-    private readonly schema: string,
+    schema: string,
     private readonly service: string,
     private readonly references: ReferenceResolver,
     private readonly relay: OutboxRelay,
@@ -64,9 +67,9 @@ export class ResourceService<E extends ResourceEntityBase, C> {
 
   async create(caller: CallerIdentity, body: unknown, idempotencyKey: string | undefined): Promise<IdempotentResult> {
     const scope = orgScopeOf(caller);
-    // The schema check comes before the Idempotency-Key is claimed: a body that cannot be valid
-    // starts nothing, so nothing is recorded for it (the same body gets the same 422 again), and
-    // the key's hash never walks an arbitrarily deep document.
+    // The schema check comes before anything else: a body that cannot be valid starts no
+    // transaction and records nothing (the same body gets the same 422 again), and the key's hash
+    // never walks an arbitrarily deep document.
     const input = this.validate(body);
     const result = await this.idempotency.run(scope, idempotencyKey, `POST ${this.path}`, body, async (tx) => {
       const id = parsePublicId(this.def.idPrefix, newId(this.def.idPrefix))!;
@@ -75,32 +78,54 @@ export class ResourceService<E extends ResourceEntityBase, C> {
           this.references.require(scope, caller, kind, publicId, field, tx),
       };
       const entity = await buildRow(this.def, { scope, caller, input, tx, id, now: new Date(), references });
-      try {
-        await tx.getRepository(this.def.entity).insert(entity as never);
-      } catch (e) {
-        throw this.conflict(e) ?? e;
-      }
-      const saved = await tx.getRepository(this.def.entity).findOneByOrFail({ id } as never);
-      const view = this.def.view(saved);
-      await enqueueEvent(tx, this.schema, {
-        id: uuidv7(),
-        topic: DOMAIN_TOPIC,
-        key: view.id,
-        payload: {
-          specversion: '1.0',
+      const view = this.def.view(await this.insert(tx, entity));
+      return {
+        response: { status: 201, body: view, location: `${this.path}/${view.id}` },
+        event: {
           id: uuidv7(),
-          source: `/invoicing/${this.service}`,
-          type: DOMAIN_EVENT_TYPES[this.def.kind],
-          subject: view.id,
-          time: view.created_at,
-          datacontenttype: 'application/json',
-          data: { organization_id: caller.organizationPublicId, object: view },
+          topic: DOMAIN_TOPIC,
+          key: view.id,
+          payload: {
+            specversion: '1.0',
+            id: uuidv7(),
+            source: `/invoicing/${this.service}`,
+            type: DOMAIN_EVENT_TYPES[this.def.kind],
+            subject: view.id,
+            time: view.created_at,
+            datacontenttype: 'application/json',
+            data: { organization_id: caller.organizationPublicId, object: view },
+          },
         },
-      });
-      return { status: 201, body: view, location: `${this.path}/${view.id}` };
+      };
     });
     if (!result.replayed) this.relay.kick();
     return result;
+  }
+
+  /**
+   * The row as stored. A unique value already taken is a 409 (the definition's conflict); a number
+   * of the organization's sequence already taken (a caller chose it) is skipped, the next one tried.
+   */
+  private async insert(tx: Sql, entity: E): Promise<E> {
+    for (let attempt = 0; attempt < SEQUENCE_ATTEMPTS; attempt++) {
+      let saved: E | null;
+      try {
+        saved = await this.reader.insert(tx, entity, this.def.sequence);
+      } catch (e) {
+        throw this.conflict(e) ?? e;
+      }
+      if (saved) return saved;
+      const sequence = this.def.sequence;
+      const numbered = sequence !== undefined && (entity as Record<string, unknown>)[sequence.column] == null;
+      if (!numbered) throw this.duplicate();
+    }
+    throw new Error(`${this.def.resource}: no free number in ${SEQUENCE_ATTEMPTS} attempts`);
+  }
+
+  /** The definition's conflict when it has one (a resource has one unique value at most), else a plain 409. */
+  private duplicate(): ProblemException {
+    const known = Object.values(this.def.conflicts ?? {});
+    return known.length === 1 ? new ProblemException(409, known[0].detail, [known[0].error]) : new ProblemException(409, 'The object conflicts with an existing one.');
   }
 
   get(caller: CallerIdentity, publicId: string): Promise<PublicObject> {

@@ -3,7 +3,7 @@ import { ownerOfKind, parsePublicId, referrersOfKind, RESOURCES, serviceOfResour
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { createSigner } from 'fast-jwt';
 import type { DataSource } from 'typeorm';
-import { IdempotencyStore } from '../idempotency/idempotency';
+import { idempotencyLockKey, IdempotencyStore } from '../idempotency/idempotency';
 import { IdempotencyPurger } from '../idempotency/idempotency-purger';
 import { DEV_SERVICE_TOKEN_KEYS, ownerUrlVariable } from '../bootstrap/resource-config';
 import { parseKeyRing } from '@invoicing/auth-guard';
@@ -196,6 +196,58 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
       for (const r of parallel) expect([201, 409]).toContain(r.status);
       const list = await call('GET', url(), { token });
       expect((list.body.data as unknown[]).length).toBe(2);
+    });
+
+    it('answers 409 while the first request holds its Idempotency-Key, and runs a retry once that request is gone without committing', async () => {
+      const org = app.newOrganizationPublicId();
+      const token = app.token({ organizationPublicId: org });
+      const body = await options.validBody(app, org, 1);
+      const db = app.service.app.get<DataSource>(getDataSourceToken());
+      // Another connection holds the key's lock, as a request still running would (in its transaction).
+      const holder = db.createQueryRunner();
+      await holder.connect();
+      await holder.startTransaction();
+      await holder.query('SELECT pg_advisory_xact_lock($1)', [idempotencyLockKey(options.definition.schema, parsePublicId('org', org)!, 'held')]);
+      try {
+        const held = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'held' } });
+        expect(held.status).toBe(409);
+      } finally {
+        // It ends without a commit (a process that died): nothing of it is stored.
+        await holder.rollbackTransaction();
+        await holder.release();
+      }
+      const retry = await call('POST', url(), { token, body, headers: { 'idempotency-key': 'held' } });
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    });
+
+    it('writes exactly one object for 40 parallel requests with one Idempotency-Key: the others replay it or get 409', async () => {
+      const org = app.newOrganizationPublicId();
+      const token = app.token({ organizationPublicId: org });
+      const body = await options.validBody(app, org, 7);
+      const answers = await Promise.all(Array.from({ length: 40 }, () => call('POST', url(), { token, body, headers: { 'idempotency-key': 'storm' } })));
+      const created = answers.filter((a) => a.status === 201);
+      expect(answers.every((a) => a.status === 201 || a.status === 409)).toBe(true);
+      expect(new Set(created.map((a) => a.body.id)).size).toBe(1);
+      const db = app.service.app.get<DataSource>(getDataSourceToken());
+      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM ${options.definition.schema}.${resource} WHERE organization_id = $1`, [parsePublicId('org', org)]);
+      expect(n).toBe(1);
+      const [{ events }] = await db.query(`SELECT count(*)::int AS events FROM ${options.definition.schema}.outbox WHERE message_key = $1`, [created[0].body.id]);
+      expect(events).toBe(1);
+    });
+
+    it('takes a key back after its 24 hours: another body under it is a new create, not a 422', async () => {
+      const org = app.newOrganizationPublicId();
+      const token = app.token({ organizationPublicId: org });
+      const db = app.service.app.get<DataSource>(getDataSourceToken());
+      await db.query(
+        `INSERT INTO ${options.definition.schema}.idempotency_keys (organization_id, key, request_hash, state, response_status, response_body, created_at, claimed_until)
+         VALUES ($1, 'stale', 'another-body', 'done', 201, '{}', now() - interval '25 hours', now() - interval '25 hours')`,
+        [parsePublicId('org', org)],
+      );
+      const fresh = await call('POST', url(), { token, body: await options.validBody(app, org, 8), headers: { 'idempotency-key': 'stale' } });
+      expect(fresh.status).toBe(201);
+      expect(fresh.headers.get('idempotent-replayed')).toBeNull();
     });
 
     it('purges Idempotency-Keys older than 24 hours in bounded batches, and keeps younger ones replaying', async () => {

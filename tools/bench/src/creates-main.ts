@@ -1,0 +1,42 @@
+/**
+ * The creates alone (creates.ts), for working on the write path: second instances of the resource
+ * services (rate limit lifted) and the create floor beside the stack of tools/stack/start.sh.
+ *
+ *   npx nx run bench:creates                          # about 4 minutes
+ *   npx nx run bench:creates --args="--seconds 5"
+ */
+import 'reflect-metadata';
+import { join } from 'node:path';
+import { measureCreates } from './creates';
+import { startCreateFloor, startSecondInstances } from './instances';
+import { ROOT, serviceUrl } from './platform';
+import { stopAll } from './processes';
+import { Report } from './report';
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const arg = (name: string, fallback: number) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? Number(argv[i + 1]) : fallback;
+  };
+  const measure = { seconds: arg('--seconds', Number(process.env.BENCH_SECONDS ?? 10)), warmupSeconds: arg('--warmup', Number(process.env.BENCH_WARMUP_SECONDS ?? 3)) };
+  const ready = await fetch(`${serviceUrl('auth-service')}/health/ready`).catch(() => null);
+  if (ready?.status !== 200) throw new Error('the stack is not running: start it with `bash tools/stack/start.sh`');
+  const step = (s: string) => process.stderr.write(`bench: ${s}\n`);
+  const logs = join(ROOT, 'tmp', 'bench');
+  const report = new Report();
+  const { second } = await startSecondInstances(logs);
+  const floor = await startCreateFloor(logs);
+  await measureCreates(report, (resource) => second[resource], floor, measure, step);
+  await stopAll();
+  process.stdout.write(report.render());
+}
+
+main().then(
+  () => process.exit(0),
+  async (e: unknown) => {
+    process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
+    await stopAll();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,44 @@
+import { Resource, serviceUrlVariable } from '@invoicing/contracts';
+import { join } from 'node:path';
+import { jwtEnv, mainOf, RESOURCE_SERVICES, RESOURCES, serviceUrl } from './platform';
+import { startProcess } from './processes';
+
+/** Second instances of the resource services, with the per-key rate limit lifted, sit here. */
+const SECOND_INSTANCE_PORT_SHIFT = 100;
+
+/**
+ * A second instance of every resource service beside the stack's, with the per-key rate limit
+ * lifted so that loads measure the code path, not the limiter; references go to the stack's owners.
+ */
+export async function startSecondInstances(logs: string): Promise<{ owners: Record<string, string>; second: Record<Resource, string> }> {
+  const owners = Object.fromEntries(Object.values(RESOURCE_SERVICES).map((s) => [serviceUrlVariable(s), serviceUrl(s)]));
+  const second = {} as Record<Resource, string>;
+  await Promise.all(
+    RESOURCES.map(async (resource) => {
+      const service = RESOURCE_SERVICES[resource];
+      const port = Number(new URL(serviceUrl(service)).port) + SECOND_INSTANCE_PORT_SHIFT;
+      second[resource] = `http://127.0.0.1:${port}`;
+      await startProcess('node', [mainOf(service), 'serve'], {
+        env: { ...owners, PORT: String(port), RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+        logFile: join(logs, `${service}-2.log`),
+        readyUrl: `${second[resource]}/health/ready`,
+      });
+    }),
+  );
+  return { owners, second };
+}
+
+/** The hand-written create floor (peers/baseline-server.mjs MODE=create) on 4205; its URL. */
+export async function startCreateFloor(logs: string): Promise<string> {
+  await startProcess('node', [join(__dirname, 'peers', 'baseline-server.mjs')], {
+    env: {
+      PORT: '4205',
+      MODE: 'create',
+      ...jwtEnv,
+      CLIENTS_DATABASE_URL: process.env.FLOOR_CLIENTS_DATABASE_URL ?? 'postgres://client_app:client_app_dev@127.0.0.1:5432/invoicing',
+      INVOICES_DATABASE_URL: process.env.FLOOR_INVOICES_DATABASE_URL ?? 'postgres://invoice_app:invoice_app_dev@127.0.0.1:5432/invoicing',
+    },
+    logFile: join(logs, 'floor-create.log'),
+  });
+  return 'http://127.0.0.1:4205';
+}
