@@ -6,12 +6,15 @@
 # CPU per request is the figure to compare: on a shared two-core machine throughput moves with
 # whatever else runs, CPU per request much less. Prints figures, asserts nothing.
 #
-#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|refresh|gateway|read|list|401|revocation] [rounds, default 6]
+#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|refresh|gateway|read|list|401|create|revocation] [rounds, default 6]
 #
 # revocation: the two copies of the product service consume the same revocation feed; each of
 # rounds x 10 trials revokes a session (a refresh token reused) and measures on both copies at once how
 # long until each refuses the session's access token (tools/bench/revocation-ab.mjs): delivery
 # latency, not throughput.
+#
+# create: 16 connections creating products, each create with its own body and Idempotency-Key
+# (tools/bench/create-load.mjs): CPU per create of the product service.
 #
 # refresh: 16 chains of refresh-token rotations (each answer's token is the next request's), driven
 # by tools/bench/refresh-load.mjs: autocannon can only repeat one request.
@@ -68,6 +71,8 @@ case "$WHAT" in
     load_after=(-m POST -H "authorization=$basic_after" -H "content-type=application/x-www-form-urlencoded" -b grant_type=client_credentials) ;;
   revocation)
     app=product-service; count=0 ;;
+  create)
+    app=product-service; count=4000; path=/api/v1/products ;;
   read | list | 401)
     app=product-service; count=40000
     product=$(curl -sf -X POST -H "authorization: Bearer $token" -H 'content-type: application/json' \
@@ -77,7 +82,7 @@ case "$WHAT" in
       list) path="/api/v1/products?limit=20"; count=15000; load=(-H "authorization=Bearer $token"); load_after=(-H "authorization=Bearer $token_after") ;;
       401) path="/api/v1/products/$product"; load=(-H "authorization=Bearer not-a-token"); load_after=("${load[@]}") ;;
     esac ;;
-  *) say "unknown load $WHAT: token, gateway, read, list, 401 or revocation"; exit 2 ;;
+  *) say "unknown load $WHAT: token, gateway, read, list, 401, create or revocation"; exit 2 ;;
 esac
 
 pid_on() { ss -ltnp | grep ":$1 " | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2; }
@@ -110,6 +115,9 @@ for round in $(seq 1 "$ROUNDS"); do
     if [ "$WHAT" = refresh ]; then
       side_basic=$basic; [ "$port" = 3902 ] && side_basic=$basic_after
       out=$(node "$ROOT/tools/bench/refresh-load.mjs" "http://127.0.0.1:$port" "$count" "$side_basic")
+    elif [ "$WHAT" = create ]; then
+      side_token=$token; [ "$port" = 3902 ] && side_token=$token_after
+      out=$(node "$ROOT/tools/bench/create-load.mjs" "http://127.0.0.1:$port" "$count" "$side_token")
     else
       if [ "$port" = 3902 ]; then args=("${load_after[@]}"); else args=("${load[@]}"); fi
       out=$("$AC" -c 16 -a "$count" -j "${args[@]}" "http://127.0.0.1:$port$path" 2>/dev/null)

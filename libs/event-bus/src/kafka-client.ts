@@ -1,5 +1,5 @@
 import { Consumer, Kafka, KafkaMessage, logLevel, LogEntry } from 'kafkajs';
-import { processWithTrace } from './tracing/message-tracing';
+import { processManyWithTrace, processWithTrace } from './tracing/message-tracing';
 
 export interface KafkaConnection {
   brokers: string[];
@@ -79,6 +79,18 @@ export interface IncomingMessage {
  */
 export interface BatchedMessage extends IncomingMessage {
   process<T>(work: () => Promise<T>): Promise<T>;
+  /** The message as kafkajs handed it over (its headers carry the sender's trace context). */
+  readonly raw: KafkaMessage;
+  readonly groupId: string;
+}
+
+/**
+ * Runs `work` for several messages of one batch at once (a reaction to all of them in one
+ * transaction), inside one consumer span linked to each sender's; for one message, its own span.
+ */
+export function processTogether<T>(messages: readonly BatchedMessage[], work: () => Promise<T>): Promise<T> {
+  if (messages.length === 0) return work();
+  return processManyWithTrace(messages[0].topic, messages[0].groupId, messages.map((m) => ({ partition: m.partition, message: m.raw })), work);
 }
 
 /**
@@ -193,6 +205,8 @@ export async function runConsumer(
                   slice.map((message) => ({
                     ...incomingMessage(batch.topic, batch.partition, message),
                     process: <T>(work: () => Promise<T>) => processWithTrace(batch.topic, batch.partition, message, groupId, work),
+                    raw: message,
+                    groupId,
                   })),
                 );
                 const last = slice[slice.length - 1].offset;

@@ -176,6 +176,8 @@ export async function measureCreates(
       report.create(`POST /api/v1/${resource}, one organization`, `create:${resource}:one`, await loadCreates({ url: `${base(resource)}/api/v1/${resource}`, resource, orgs: one, ...measure }, commits, idle));
       report.create(`POST /api/v1/${resource}, 16 organizations`, `create:${resource}:many`, await loadCreates({ url: `${base(resource)}/api/v1/${resource}`, resource, orgs, ...measure }, commits, idle));
     }
+    step('creates: payment to invoice balance while payments are created at full rate');
+    report.lag('payment → its invoice\'s amount_paid, during a full-rate payment load (16 organizations)', await paymentLag(base, orgs, measure.seconds));
     if (floor) {
       step('creates: the hand-written floors');
       for (const resource of FLOOR_RESOURCES) {
@@ -186,6 +188,37 @@ export async function measureCreates(
   } finally {
     await commits.close();
   }
+}
+
+/**
+ * Milliseconds from a payment's 201 until its invoice shows it (`amount_paid` grew), sampled one at a
+ * time on an organization of its own while the 16 organizations create payments at full rate.
+ */
+async function paymentLag(base: (resource: Resource) => string, orgs: CreateOrganization[], seconds: number): Promise<number[]> {
+  const [probe] = await createOrganizations(1, base);
+  const auth = { authorization: `Bearer ${probe.token}` };
+  const invoice = probe.refs.invoice[0];
+  const paid = async () => Number((await call(`${base('invoices')}/api/v1/invoices/${invoice}`, { headers: auth })).body.amount_paid);
+  const commits = await CommitCounter.open();
+  const samples: number[] = [];
+  let loading = true;
+  const load = loadCreates({ url: `${base('payments')}/api/v1/payments`, resource: 'payments', orgs, seconds, warmupSeconds: 0 }, commits, 0).finally(() => {
+    loading = false;
+  });
+  while (loading) {
+    const before = await paid();
+    const created = await call(`${base('payments')}/api/v1/payments`, { method: 'POST', headers: auth, body: { invoice_id: invoice, amount: 1, currency: 'EUR' } });
+    if (created.status !== 201) throw new Error(`payment: ${created.status} ${JSON.stringify(created.body)}`);
+    const at = performance.now();
+    while ((await paid()) <= before) {
+      if (performance.now() - at > 10_000) throw new Error('a payment did not reach its invoice within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    samples.push(performance.now() - at);
+  }
+  await load;
+  await commits.close();
+  return samples;
 }
 
 /** The resources the create floor (baseline-server.mjs MODE=create) implements. */

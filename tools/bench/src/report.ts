@@ -58,6 +58,7 @@ export class Report {
   private readonly revocations: Array<{ label: string; spread: Spread }> = [];
   private readonly rss: Array<{ service: string; mb: number }> = [];
   private readonly commitsPerCreate: Array<{ id: string; value: number }> = [];
+  private readonly lags: Array<{ label: string; p50: number; p99: number; max: number; n: number }> = [];
 
   load(label: string, id: string, figure: Figure): void {
     this.loads.push({ label, id, figure });
@@ -67,6 +68,14 @@ export class Report {
   create(label: string, id: string, figure: CreateFigure): void {
     this.load(`${label} (${figure.commitsPerCreate.toFixed(2)} commits/create)`, id, figure);
     this.commitsPerCreate.push({ id, value: figure.commitsPerCreate });
+  }
+  /** Delays of something that follows a write (ms), as p50, p99 and max. */
+  lag(label: string, samples: number[]): void {
+    const sorted = [...samples].sort((a, b) => a - b);
+    const at = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0);
+    const entry = { label, p50: at(50), p99: at(99), max: Math.round(sorted[sorted.length - 1] ?? 0), n: sorted.length };
+    this.lags.push(entry);
+    process.stderr.write(`bench:   ${label}: p50 ${entry.p50} ms p99 ${entry.p99} ms max ${entry.max} ms (${entry.n} samples)\n`);
   }
   note(text: string): void {
     this.notes.push(text);
@@ -96,6 +105,7 @@ export class Report {
       // Against 1.2: the floors, which commit exactly once a create, read 0.93 to 1.22 (the idle rate moves).
       if (!id.startsWith('floor')) out.push({ what: `commits per create, ${id.slice('create:'.length)}`, value, target: '<= 1.20', met: value <= 1.2 });
     }
+    for (const { label, p99 } of this.lags) out.push({ what: `${label}: p99 (ms)`, value: p99, target: '<= 1000 ms', met: p99 <= 1000 });
     const refresh = this.loads.find((l) => l.id === 'refresh');
     if (refresh) out.push({ what: 'refresh p99 (ms)', value: refresh.figure.p99, target: '<= 10 ms', met: refresh.figure.p99 <= 10 });
     for (const { label, spread } of this.revocations) {
@@ -117,6 +127,7 @@ export class Report {
     for (const { label, figure: f } of this.loads) {
       lines.push(`${pad(label, 66)} ${lpad(Math.round(f.rps).toLocaleString('en'), 8)} ${lpad(String(f.p50), 7)} ${lpad(String(f.p99), 7)} ${lpad(String(f.unexpected + f.errors), 5)}`);
     }
+    for (const { label, p50, p99, max, n } of this.lags) lines.push('', `${label}: p50 ${p50} ms, p99 ${p99} ms, max ${max} ms (${n} samples)`);
     for (const { label, spread } of this.revocations) {
       lines.push('', `revocation after ${label}: ms from the revoking response until the service refused the token`);
       for (const [resource, s] of Object.entries(spread)) {
@@ -139,6 +150,7 @@ export class Report {
       revocations: this.revocations,
       rss: this.rss,
       commitsPerCreate: this.commitsPerCreate,
+      lags: this.lags,
       checks: this.checks(),
     };
   }

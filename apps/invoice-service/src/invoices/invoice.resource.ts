@@ -22,29 +22,50 @@ const DUPLICATE_NUMBER = {
 };
 
 /**
- * A payment announced by the payment service counts once towards its invoice (the table of applied
- * payments makes a redelivered event a no-op). The payment service keeps an invoice's payments
- * within MONEY_MAX; the sum here saturates at it all the same, because a consumer that threw on an
- * event would stop every later event of its partition, of every organization, behind it.
+ * The payments of a batch of events, applied to their invoices (docs/api.md section 7: within a
+ * second). A payment counts once (the table of applied payments makes a redelivered event a no-op);
+ * the new ones of the batch are summed per invoice and each invoice is updated once, its row locked
+ * in the order of invoice ids, so that the batches of two instances never deadlock. The payment
+ * service keeps an invoice's payments within MONEY_MAX; the sum here saturates at it all the same,
+ * because a consumer that threw on an event would stop every later event of its partition, of every
+ * organization, behind it.
  */
-async function applyPayment(event: DomainEvent, organizationId: string, tx: EntityManager): Promise<void> {
-  const payment = event.data.object as unknown as { id: string; invoice_id: string; amount: number };
-  const invoice = parsePublicId('inv', payment.invoice_id);
-  const paymentId = parsePublicId('pay', payment.id);
-  if (!invoice || !paymentId) return;
-  const inserted: unknown[] = await tx.query(
-    `INSERT INTO invoices.applied_payments (payment_id, invoice_id, organization_id, amount) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (payment_id) DO NOTHING RETURNING 1`,
-    [paymentId, invoice, organizationId, payment.amount],
+async function applyPayments(events: ReadonlyArray<{ event: DomainEvent; organizationId: string }>, tx: EntityManager): Promise<void> {
+  const payments = events.flatMap(({ event, organizationId }) => {
+    const payment = event.data.object as unknown as { id: string; invoice_id: string; amount: number };
+    const invoice = parsePublicId('inv', payment.invoice_id);
+    const id = parsePublicId('pay', payment.id);
+    return invoice && id ? [{ id, invoice, organizationId, amount: payment.amount }] : [];
+  });
+  if (payments.length === 0) return;
+  const applied: Array<{ invoice_id: string; organization_id: string; amount: string }> = await tx.query(
+    `INSERT INTO invoices.applied_payments (payment_id, invoice_id, organization_id, amount)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::bigint[])
+     ON CONFLICT (payment_id) DO NOTHING RETURNING invoice_id, organization_id, amount`,
+    [payments.map((p) => p.id), payments.map((p) => p.invoice), payments.map((p) => p.organizationId), payments.map((p) => p.amount)],
   );
-  if (inserted.length === 0) return;
+  if (applied.length === 0) return;
+  const sums = new Map<string, { invoice: string; organizationId: string; amount: bigint }>();
+  for (const row of applied) {
+    const key = `${row.invoice_id}/${row.organization_id}`;
+    const sum = sums.get(key) ?? { invoice: row.invoice_id, organizationId: row.organization_id, amount: 0n };
+    sum.amount += BigInt(row.amount);
+    sums.set(key, sum);
+  }
+  const targets = [...sums.values()].sort((a, b) => (a.invoice < b.invoice ? -1 : a.invoice > b.invoice ? 1 : 0));
+  // Locked in id order before the update, whose own order follows its plan.
+  await tx.query(`SELECT 1 FROM invoices.invoices WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [targets.map((t) => t.invoice)]);
   // TypeORM answers an UPDATE with [rows, rowCount] on Postgres.
-  const [rows]: [Array<{ past: boolean }>, number] = await tx.query(
-    `UPDATE invoices.invoices SET amount_paid = LEAST(amount_paid + $3, $4) WHERE id = $1 AND organization_id = $2
-     RETURNING amount_paid = $4 AS past`,
-    [invoice, organizationId, payment.amount, MONEY_MAX],
+  const [saturated]: [Array<{ id: string }>, number] = await tx.query(
+    `UPDATE invoices.invoices i SET amount_paid = LEAST(i.amount_paid + d.amount, $4)
+       FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) AS d(id, organization_id, amount)
+      WHERE i.id = d.id AND i.organization_id = d.organization_id
+     RETURNING i.id, i.amount_paid = $4 AS past`,
+    [targets.map((t) => t.invoice), targets.map((t) => t.organizationId), targets.map((t) => String(t.amount)), MONEY_MAX],
   );
-  if (rows[0]?.past) logger.warn({ msg: 'invoice amount_paid at the money range', invoice_id: payment.invoice_id, payment_id: payment.id });
+  for (const row of saturated as Array<{ id: string; past?: boolean }>) {
+    if (row.past) logger.warn({ msg: 'invoice amount_paid at the money range', invoice_id: row.id });
+  }
 }
 
 export const INVOICE_RESOURCE = defineResource<InvoiceEntity, CreateInvoiceRequest>('invoices', {
@@ -58,7 +79,7 @@ export const INVOICE_RESOURCE = defineResource<InvoiceEntity, CreateInvoiceReque
   conflicts: { invoices_number_unique: DUPLICATE_NUMBER },
   // Gapless per organization (INV-000001, ...; ADR 0036): numbers callers chose are skipped.
   sequence: { column: 'number', table: 'invoices.invoice_number_counters', prefix: 'INV-', digits: 6 },
-  onEvent: { [DOMAIN_EVENT_TYPES.payment]: applyPayment },
+  onEvents: { [DOMAIN_EVENT_TYPES.payment]: applyPayments },
 
   async build({ input, now, references }) {
     const errors = new FieldErrors();

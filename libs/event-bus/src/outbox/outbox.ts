@@ -53,10 +53,12 @@ export interface OutboxEvent {
  * caller that writes the event in the same statement as something else (a create writes its event and
  * its stored response together, as one data-modifying CTE).
  */
-export function outboxInsert(schema: string, event: OutboxEvent, first = 1): { text: string; values: unknown[] } {
+export function outboxInsert(schema: string, event: OutboxEvent, first = 1, from?: string): { text: string; values: unknown[] } {
   const p = (i: number) => `$${first + i}`;
+  // `from`: a CTE name; the event is written only if that CTE returned a row (its change was made).
+  const row = `${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, now()`;
   return {
-    text: `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, trace_context, created_at) VALUES (${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, now())
+    text: `INSERT INTO ${schema}.outbox (id, topic, message_key, payload, trace_context, created_at) ${from ? `SELECT ${row} FROM ${from}` : `VALUES (${row})`}
      ON CONFLICT (id) DO NOTHING`,
     values: [event.id, event.topic, event.key, JSON.stringify(event.payload), traceContextParam()],
   };

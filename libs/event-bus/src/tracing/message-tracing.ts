@@ -129,6 +129,35 @@ export async function processWithTrace<T>(
   }
 }
 
+/**
+ * The work of several messages done at once (one reaction to a batch of events, in one
+ * transaction): a consumer span of its own, linked to each message's sender span (its parent
+ * would be any one of them), with the batch size. One message: its own span, as processWithTrace.
+ */
+export async function processManyWithTrace<T>(
+  topic: string,
+  groupId: string,
+  messages: ReadonlyArray<{ partition: number; message: KafkaMessage }>,
+  handle: () => Promise<T> | T,
+): Promise<T> {
+  if (messages.length === 1) return processWithTrace(topic, messages[0].partition, messages[0].message, groupId, handle);
+  const links = messages.flatMap(({ message }) => {
+    const sender = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, message.headers, kafkaHeaders));
+    return sender ? [{ context: sender }] : [];
+  });
+  const attributes = messageAttributes(topic, 'process', undefined, messages.length);
+  attributes[MESSAGING.group] = groupId;
+  const span = tracer.startSpan(`process ${topic}`, { kind: SpanKind.CONSUMER, attributes, links }, ROOT_CONTEXT);
+  try {
+    const result = await context.with(trace.setSpan(ROOT_CONTEXT, span), handle);
+    span.end();
+    return result;
+  } catch (e) {
+    failed(span, e);
+    throw e;
+  }
+}
+
 function messageAttributes(topic: string, operation: 'send' | 'process', key: string | undefined, count = 1): Attributes {
   const attributes: Attributes = {
     [MESSAGING.system]: 'kafka',

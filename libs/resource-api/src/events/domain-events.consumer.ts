@@ -1,8 +1,8 @@
 import { Controller, Logger } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
-import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainEvent, DomainObjectKind, parsePublicId, validateDomainEvent } from '@invoicing/contracts';
-import { BatchedMessage, IncomingMessage, jsonValueOf, KafkaEventTransport } from '@invoicing/event-bus';
-import type { DataSource, EntityManager } from 'typeorm';
+import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainEvent, DomainEventType, DomainObjectKind, parsePublicId, validateDomainEvent } from '@invoicing/contracts';
+import { BatchedMessage, IncomingMessage, jsonValueOf, KafkaEventTransport, processTogether } from '@invoicing/event-bus';
+import type { DataSource } from 'typeorm';
 import type { KnownObject, ReferenceResolver } from '../references/known-objects';
 import type { ResourceDefinition } from '../resources/resource-definition';
 
@@ -12,7 +12,7 @@ const FETCH_MIN_BYTES = 16 * 1024;
 const KIND_OF_TYPE = new Map(Object.entries(DOMAIN_EVENT_TYPES).map(([kind, type]) => [type, kind as DomainObjectKind]));
 
 /**
- * Feeds the service's read model (and its `onEvent` reactions) from `invoicing.domain.v1`, through
+ * Feeds the service's read model (and its `onEvents` reactions) from `invoicing.domain.v1`, through
  * the service's Kafka transport: a `once-per-service` subscription (one consumer group per service:
  * the read model is shared by its instances, so each event is applied once per service) whose
  * messages reach {@link DomainEventsController} in batches: what a fetch brought of a partition,
@@ -48,7 +48,7 @@ export class DomainEventsConsumer {
 
   /** Whether this service reacts to any domain event at all. */
   get needed(): boolean {
-    return (this.def.references?.length ?? 0) > 0 || Object.keys(this.def.onEvent ?? {}).length > 0;
+    return (this.def.references?.length ?? 0) > 0 || Object.keys(this.def.onEvents ?? {}).length > 0;
   }
 
   /**
@@ -74,12 +74,7 @@ export class DomainEventsConsumer {
     while (this.waiting.length > 0) {
       const group = this.waiting.splice(0);
       try {
-        const events = group.flatMap(({ messages }) => messages.map((message) => ({ message, event: this.decode(message) })));
-        if (events.some((e) => e.event !== null)) {
-          await this.db.transaction(async (tx) => {
-            for (const { message, event } of events) if (event) await message.process(() => this.apply(event, tx));
-          });
-        }
+        await this.apply(group.flatMap(({ messages }) => messages));
         for (const slice of group) slice.resolve();
       } catch (e) {
         for (const slice of group) slice.reject(e);
@@ -88,10 +83,44 @@ export class DomainEventsConsumer {
     this.writing = false;
   }
 
-  /** Applies one event in a transaction of its own (a message delivered alone). */
+  /** Applies one event in a transaction of its own (a message delivered alone, untraced). */
   async handle(message: IncomingMessage): Promise<void> {
-    const event = this.decode(message);
-    if (event) await this.db.transaction((tx) => this.apply(event, tx));
+    await this.apply([{ ...message, process: (work) => work(), raw: null as never, groupId: '' }]);
+  }
+
+  /**
+   * One transaction for the events of `messages`: first every object the read model keeps, each in
+   * its message's span, then each type's reaction with all of that type's events. A deadlock with
+   * another instance's batch (rows locked in another order by a reaction) or a serialization failure
+   * is retried here, a few times, before the batch fails and is delivered again.
+   */
+  private async apply(messages: BatchedMessage[]): Promise<void> {
+    const decoded = messages.map((message) => ({ message, event: this.decode(message) })).filter((m): m is { message: BatchedMessage; event: Decoded } => m.event !== null);
+    if (decoded.length === 0) return;
+    const reactions = new Map<DomainEventType, { events: Array<{ event: DomainEvent; organizationId: string }>; messages: BatchedMessage[] }>();
+    for (const { message, event } of decoded) {
+      if (!event.react) continue;
+      const reaction = reactions.get(event.event.type) ?? { events: [], messages: [] };
+      reaction.events.push({ event: event.event, organizationId: event.organizationId });
+      reaction.messages.push(message);
+      reactions.set(event.event.type, reaction);
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.db.transaction(async (tx) => {
+          for (const { message, event } of decoded) {
+            if (event.remember) await message.process(() => this.references.remember(tx, event.kind, event.organizationId, event.event.data.object as KnownObject));
+          }
+          // One reaction to all the events of a type: in the span of its message when it is one,
+          // else in a span of its own linked to each (processTogether).
+          for (const [type, { events, messages: of }] of reactions) await processOf(of)(() => this.def.onEvents![type]!(events, tx));
+        });
+        return;
+      } catch (e) {
+        if (attempt >= RETRIES || !RETRY_CODES.has((e as { code?: unknown }).code as string)) throw e;
+        this.logger.warn({ msg: 'domain events batch retried', attempt, events: decoded.length, error: String(e) });
+      }
+    }
   }
 
   /** The event a message holds when this service keeps or reacts to it; null otherwise (logged when malformed). */
@@ -107,14 +136,9 @@ export class DomainEventsConsumer {
     const organizationId = parsePublicId('org', event.data.organization_id);
     if (!kind || !organizationId) return null;
     const remember = this.def.references?.includes(kind) ?? false;
-    const react = this.def.onEvent?.[event.type];
+    const react = this.def.onEvents?.[event.type] !== undefined;
     if (!remember && !react) return null;
     return { event, kind, organizationId, remember, react };
-  }
-
-  private async apply({ event, kind, organizationId, remember, react }: Decoded, tx: EntityManager): Promise<void> {
-    if (remember) await this.references.remember(tx, kind, organizationId, event.data.object as KnownObject);
-    if (react) await react(event, organizationId, tx);
   }
 }
 
@@ -123,8 +147,17 @@ interface Decoded {
   kind: DomainObjectKind;
   organizationId: string;
   remember: boolean;
-  react: ((event: DomainEvent, organizationId: string, tx: EntityManager) => Promise<void>) | undefined;
+  react: boolean;
 }
+
+/** Runs a reaction's work traced as processTogether does; untraced for messages delivered alone (handle). */
+function processOf(messages: BatchedMessage[]): (work: () => Promise<void>) => Promise<void> {
+  return messages.every((m) => m.raw) ? (work) => processTogether(messages, work) : (work) => work();
+}
+
+/** A batch's transaction is tried this many times on a deadlock (40P01) or a serialization failure (40001). */
+const RETRIES = 3;
+const RETRY_CODES = new Set(['40P01', '40001']);
 
 /**
  * The consumer's handler: the messages of `invoicing.domain.v1`, a partition's slice at a time and in

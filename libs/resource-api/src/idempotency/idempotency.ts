@@ -20,6 +20,12 @@ export interface IdempotentResult extends StoredResponse {
 export interface CreateOutcome {
   response: StoredResponse;
   event?: OutboxEvent;
+  /**
+   * The row itself, when the work left it to be written here, in the statement that writes the event
+   * and the response: `INSERT ... ON CONFLICT DO NOTHING RETURNING 1` with parameters from `$1`
+   * (renumbered here). A row that conflicts writes nothing else and throws `conflict()`.
+   */
+  row?: { text: string; values: unknown[]; conflict(): Error };
 }
 
 /**
@@ -124,10 +130,7 @@ export class IdempotencyStore {
       if (key === undefined) {
         await client.query('BEGIN');
         const outcome = await work(sql);
-        if (outcome.event) {
-          const { text, values } = outboxInsert(this.schema, outcome.event);
-          await client.query(text, values);
-        }
+        await this.write(sql, outcome, null);
         await client.query('COMMIT');
         return { ...outcome.response, replayed: false };
       }
@@ -152,11 +155,11 @@ export class IdempotencyStore {
         // A failure of this body found while working: the answer to it, kept like a success (the
         // work rolled back, the answer committed), and then given.
         await client.query('ROLLBACK TO SAVEPOINT create_work');
-        await this.store(sql, org, key, hash, { status: e.status, body: { detail: e.detail, errors: e.errors ?? null } });
+        await this.write(sql, { response: { status: e.status, body: { detail: e.detail, errors: e.errors ?? null } } }, { org, key, hash });
         await client.query('COMMIT');
         throw e;
       }
-      await this.store(sql, org, key, hash, outcome.response, outcome.event);
+      await this.write(sql, outcome, { org, key, hash });
       await client.query('COMMIT');
       return { ...outcome.response, replayed: false };
     } catch (e) {
@@ -186,27 +189,47 @@ export class IdempotencyStore {
   }
 
   /**
-   * The response under the key, and the create's event, in one statement (one round trip before the
-   * commit). A row of the key that is still live means another request committed first.
+   * What the create writes besides what its work wrote, in one statement (one round trip before the
+   * commit): the row when the work left it here, the event, and the response under the key. The
+   * event and the response are written only with the row (data-modifying CTEs reading `row`); a row
+   * that conflicts throws its conflict. A row of the key still live means another request committed
+   * first.
    */
-  private async store(sql: Sql, org: string, key: string, hash: string, response: StoredResponse, event?: OutboxEvent): Promise<void> {
-    const values: unknown[] = [org, key, hash, response.status, JSON.stringify(response.body), response.location ?? null, RETENTION_HOURS];
-    const upsert = `INSERT INTO ${this.schema}.idempotency_keys AS k
-        (organization_id, key, request_hash, state, response_status, response_body, response_location, created_at, claimed_until)
-      VALUES ($1, $2, $3, 'done', $4, $5, $6, now(), now())
-      ON CONFLICT (organization_id, key) DO UPDATE
-        SET request_hash = EXCLUDED.request_hash, state = 'done', response_status = EXCLUDED.response_status,
-            response_body = EXCLUDED.response_body, response_location = EXCLUDED.response_location, created_at = now(), claimed_until = now()
-      WHERE k.created_at < now() - make_interval(hours => $7) OR k.response_status IS NULL
-      RETURNING 1`;
-    let text = upsert;
-    if (event) {
-      const outbox = outboxInsert(this.schema, event, values.length + 1);
-      text = `WITH event AS (${outbox.text}) ${upsert}`;
-      values.push(...outbox.values);
+  private async write(sql: Sql, outcome: CreateOutcome, under: { org: string; key: string; hash: string } | null): Promise<void> {
+    const values: unknown[] = [];
+    const param = (value: unknown) => `$${values.push(value)}`;
+    const parts: string[] = [];
+    let from: string | undefined;
+    if (outcome.row) {
+      const first = values.length + 1;
+      values.push(...outcome.row.values);
+      parts.push(`row AS (${outcome.row.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + first - 1}`)})`);
+      from = 'row';
     }
-    const written = await sql.prepared(`idem_${this.schema}_${event ? 'e' : 'n'}`, text, values);
-    if (written.length === 0) throw new CommittedElsewhere();
+    if (outcome.event) {
+      const outbox = outboxInsert(this.schema, outcome.event, values.length + 1, from);
+      values.push(...outbox.values);
+      parts.push(`event AS (${outbox.text})`);
+    }
+    if (under) {
+      const response = outcome.response;
+      const row = [param(under.org), param(under.key), param(under.hash), `'done'`, param(response.status), param(JSON.stringify(response.body)), param(response.location ?? null), 'now()', 'now()'].join(', ');
+      parts.push(`kept AS (INSERT INTO ${this.schema}.idempotency_keys AS k
+          (organization_id, key, request_hash, state, response_status, response_body, response_location, created_at, claimed_until)
+        ${from ? `SELECT ${row} FROM ${from}` : `VALUES (${row})`}
+        ON CONFLICT (organization_id, key) DO UPDATE
+          SET request_hash = EXCLUDED.request_hash, state = 'done', response_status = EXCLUDED.response_status,
+              response_body = EXCLUDED.response_body, response_location = EXCLUDED.response_location, created_at = now(), claimed_until = now()
+        WHERE k.created_at < now() - make_interval(hours => ${RETENTION_HOURS}) OR k.response_status IS NULL
+        RETURNING 1)`);
+    }
+    if (parts.length === 0) return;
+    const counts = [from ? `(SELECT count(*) FROM row)::int AS inserted` : `1 AS inserted`, under ? `(SELECT count(*) FROM kept)::int AS kept` : `1 AS kept`];
+    const text = `WITH ${parts.join(', ')} SELECT ${counts.join(', ')}`;
+    // One prepared statement per resource and shape (a handful): the text is the same for every create of them.
+    const [written] = await sql.prepared<{ inserted: number; kept: number }>(`w_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text, values);
+    if (written.inserted === 0) throw outcome.row!.conflict();
+    if (written.kept === 0) throw new CommittedElsewhere();
   }
 
   /**

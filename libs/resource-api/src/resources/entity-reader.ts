@@ -63,6 +63,8 @@ export class EntityReader<E> {
   private pending: Map<string, Array<Waiter<E>>> | null = null;
   /** Columns an insert writes (not those Postgres generates), and their names in SQL. */
   private readonly insertable: ColumnMetadata[];
+  /** Whether Postgres computes a column of the row (generated, or not written by an insert). */
+  private readonly computed: boolean;
 
   constructor(
     private readonly db: DataSource,
@@ -89,6 +91,7 @@ export class EntityReader<E> {
     const organization = meta.findColumnWithPropertyName('organizationId');
     this.keyColumns = id?.type === 'uuid' && organization?.type === 'uuid' ? { id: id.databaseName, organization: organization.databaseName } : null;
     this.insertable = meta.columns.filter((c) => c.isInsert && !c.isGenerated);
+    this.computed = this.insertable.length !== meta.columns.length;
     this.byIdStatement = this.keyColumns
       ? this.statement(
           // The (id, organization) pairs of concurrent gets: a row is returned only for the very pair
@@ -108,11 +111,32 @@ export class EntityReader<E> {
    * statement, so that the counter row stays locked only from here to the commit; a value another row
    * already holds (one a caller chose) conflicts, and the caller inserts again with the next.
    */
+  /**
+   * The statement that inserts `entity` (parameters from `$first`, `ON CONFLICT DO NOTHING RETURNING 1`)
+   * for a caller that writes it in one statement with its event and response (IdempotencyStore): only
+   * when the row as built is the row as stored, so that its view can be made before it is written: no
+   * column Postgres computes (generated, or a sequence's), and every column given a value. Otherwise
+   * null, and the row goes through {@link insert}.
+   */
+  insertStatement(entity: E, sequence: RowSequence | undefined, first: number): { text: string; values: unknown[] } | null {
+    if (this.computed || sequence !== undefined) return null;
+    const record = entity as Record<string, unknown>;
+    if (this.insertable.some((c) => record[c.propertyName] === undefined)) return null;
+    const driver = this.db.driver;
+    return {
+      text:
+        `INSERT INTO ${this.table} (${this.insertable.map((c) => `"${c.databaseName}"`).join(', ')}) ` +
+        `VALUES (${this.insertable.map((_, i) => `$${first + i}`).join(', ')}) ON CONFLICT DO NOTHING RETURNING 1`,
+      values: this.insertable.map((c) => driver.preparePersistentValue(c.getEntityValue(entity as ObjectLiteral), c)),
+    };
+  }
+
   async insert(sql: Sql, entity: E, sequence?: RowSequence): Promise<E | null> {
     const driver = this.db.driver;
     const record = entity as Record<string, unknown>;
     const numbered = sequence !== undefined && (record[sequence.column] === null || record[sequence.column] === undefined);
-    const columns = this.insertable.filter((c) => !(numbered && c.propertyName === sequence!.column));
+    // A column the definition left undefined takes its default in the table.
+    const columns = this.insertable.filter((c) => !(numbered && c.propertyName === sequence!.column) && record[c.propertyName] !== undefined);
     const values = columns.map((c) => driver.preparePersistentValue(c.getEntityValue(entity as ObjectLiteral), c));
     const names = columns.map((c) => `"${c.databaseName}"`);
     const params = columns.map((_, i) => `$${i + 1}`);

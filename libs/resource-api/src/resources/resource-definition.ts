@@ -30,6 +30,9 @@ export interface BuildContext<C> {
   references: { require(kind: DomainObjectKind, publicId: string, field: string): Promise<KnownObject> };
 }
 
+/** Events of one type of a batch, each with its organization's uuid. */
+export type EventsReaction = (events: ReadonlyArray<{ event: DomainEvent; organizationId: string }>, tx: EntityManager) => Promise<void>;
+
 export interface ListFilter {
   /** Column in the entity's table. */
   column: string;
@@ -73,8 +76,11 @@ export interface ResourceDefinition<E extends ResourceEntityBase = ResourceEntit
   /** Other services' objects this service keeps in its read model (from their domain events). */
   references?: DomainObjectKind[];
   /**
-   * Further reactions to domain events, run in a transaction. `organizationId` is the event's
-   * `organization_id` parsed once by the consumer (the uuid the database stores).
+   * Further reactions to domain events of a type: every event of that type of one batch at once, in
+   * the order they arrived, in the batch's transaction (ADR 0036). `organizationId` is each event's
+   * `organization_id` parsed once by the consumer (the uuid the database stores). Another instance
+   * applies other batches at the same moment: rows a reaction updates must be locked in one order
+   * (sorted), or two batches can deadlock.
    */
-  onEvent?: Partial<Record<DomainEventType, (event: DomainEvent, organizationId: string, tx: EntityManager) => Promise<void>>>;
+  onEvents?: Partial<Record<DomainEventType, EventsReaction>>;
 }

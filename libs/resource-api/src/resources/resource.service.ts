@@ -78,8 +78,12 @@ export class ResourceService<E extends ResourceEntityBase, C> {
           this.references.require(scope, caller, kind, publicId, field, tx),
       };
       const entity = await buildRow(this.def, { scope, caller, input, tx, id, now: new Date(), references });
-      const view = this.def.view(await this.insert(tx, entity));
+      // A row that is stored as built is written with its event and response in one statement;
+      // one whose columns Postgres fills (generated, numbered) first, to be viewed as stored.
+      const early = this.reader.insertStatement(entity, this.def.sequence, 1);
+      const view = this.def.view(early ? entity : await this.insert(tx, entity));
       return {
+        row: early ? { ...early, conflict: () => this.duplicate() } : undefined,
         response: { status: 201, body: view, location: `${this.path}/${view.id}` },
         event: {
           id: uuidv7(),
