@@ -79,6 +79,8 @@ function parseArgs(argv: string[]): Args {
 }
 
 const LOGS = join(ROOT, 'tmp', 'bench');
+/** Lists measured across 16 organizations beside the read floor: small rows, and large ones behind the per-organization gate. */
+const LIST_ACROSS = RESOURCES.filter((r) => r === 'products' || r === 'invoices');
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
@@ -118,7 +120,13 @@ async function main(): Promise<void> {
     logFile: join(LOGS, 'floor-token.log'),
   });
   await startProcess('node', [baseline], {
-    env: { PORT: '4204', MODE: 'read', ...jwtEnv, DATABASE_URL: process.env.FLOOR_PRODUCTS_DATABASE_URL ?? 'postgres://product_app:product_app_dev@127.0.0.1:5432/invoicing' },
+    env: {
+      PORT: '4204',
+      MODE: 'read',
+      ...jwtEnv,
+      DATABASE_URL: process.env.FLOOR_PRODUCTS_DATABASE_URL ?? 'postgres://product_app:product_app_dev@127.0.0.1:5432/invoicing',
+      INVOICES_DATABASE_URL: process.env.FLOOR_INVOICES_DATABASE_URL ?? 'postgres://invoice_app:invoice_app_dev@127.0.0.1:5432/invoicing',
+    },
     logFile: join(LOGS, 'floor-read.log'),
   });
   const floorCreate = await startCreateFloor(LOGS);
@@ -304,7 +312,19 @@ async function main(): Promise<void> {
     url: `${gatewaySampled}/api/v1/products/${ids.products}`, headers: bearer, ...measure,
   }));
 
-  await measureCreates(report, (resource) => second[resource], floorCreate, measure, step);
+  const orgs = await measureCreates(report, (resource) => second[resource], floorCreate, measure, step);
+
+  // Lists across 16 organizations (each has its seeded objects), ours and the floor's, for the
+  // resource with small rows and the one with large ones (invoices: the per-organization gate).
+  step('lists across 16 organizations');
+  const acrossOrganizations = () => {
+    let n = 0;
+    return () => ({ body: '', headers: { authorization: `Bearer ${orgs[n++ % orgs.length].token}` } });
+  };
+  for (const resource of LIST_ACROSS) {
+    report.load(`GET /api/v1/${resource} (list of 20), 16 organizations`, `list:${resource}:many`, await load({ url: `${second[resource]}/api/v1/${resource}`, method: 'GET', next: acrossOrganizations(), ...measure }));
+    report.load(`floor: GET /api/v1/${resource} list of 20 by hand, 16 organizations`, `floorList:${resource}:many`, await load({ url: `http://127.0.0.1:4204/api/v1/${resource}`, method: 'GET', next: acrossOrganizations(), ...measure }));
+  }
 
   step(`revocation propagation (${args.trials} trials each)`);
   report.revocation('refresh-token reuse', summarize(await reuseTrials(keyReuse, second, args.trials)));

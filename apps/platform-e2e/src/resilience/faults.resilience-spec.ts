@@ -581,9 +581,12 @@ describe('faults (items 1-5, 9, 15 and 16 of docs/resilience.md)', () => {
       `Write kill-${startedAt}-%`,
     ]);
     const ids = new Set(rows.map((r) => `cli_${r.id.replace(/-/g, '')}`));
+    // This trial's events only: item 4 wrote clients in the same organization, and the instance it
+    // restarted relays the last of them up to a second before this trial starts (seen in CI).
     const events = await readTopicSince(['127.0.0.1:9092'], 'invoicing.domain.v1', startedAt - 1000, 60000, ids.size, (message) => {
-      const event = JSON.parse(String(message.value)) as { data?: { organization_id?: string; object?: { id?: string } } };
-      return event.data?.organization_id === organization ? (event.data.object?.id ?? null) : null;
+      const event = JSON.parse(String(message.value)) as { data?: { organization_id?: string; object?: { id?: string; name?: string } } };
+      const ours = event.data?.organization_id === organization && String(event.data.object?.name ?? '').startsWith(`Write kill-${startedAt}-`);
+      return ours ? (event.data!.object!.id ?? null) : null;
     });
     const lost = [...ids].filter((id) => !events.has(id)).length;
     const duplicates = [...events.values()].filter((e) => e.messages > 1).length;
@@ -591,8 +594,9 @@ describe('faults (items 1-5, 9, 15 and 16 of docs/resilience.md)', () => {
     expect(lost).toBe(0);
     // One row per key that ever got a 201; a key retried never made a second one.
     expect(ids.size).toBe(answered.size);
-    expect(Object.keys(retried).every((status) => status === '201')).toBe(true);
-    expect([...events.keys()].every((id) => ids.has(id))).toBe(true);
+    expect(Object.keys(retried).filter((status) => status !== '201')).toEqual([]);
+    // No event of a row that is not there (a create rolled back after its event went out).
+    expect([...events.keys()].filter((id) => !ids.has(id))).toEqual([]);
   }, 180000);
 
   it('item 9: 60 s of mixed traffic (after a 60 s warm-up) while Kafka restarts once and a resource service restarts: no 5xx outside the documented 503 windows, no lost write, flat memory', async () => {

@@ -8,8 +8,9 @@
 //   MODE=token  POST /api/v1/auth/token (JSON client_credentials): the key's row loaded once from
 //               Postgres (FLOOR_CLIENT_ID), SHA-256 of the secret compared in constant time, one Redis
 //               script storing the session and its refresh-token pointer, an HS256 JWT by fast-jwt.
-//   MODE=read   GET /api/v1/products/:id and GET /api/v1/products (20 of the newest, has_more):
-//               fast-jwt verification (cache on) and scope check, one pg query by the organization.
+//   MODE=read   GET /api/v1/products/:id, GET /api/v1/products and GET /api/v1/invoices (20 of the
+//               newest, has_more): fast-jwt verification (cache on) and scope check, one pg query by
+//               the organization.
 //   MODE=create POST /api/v1/clients and POST /api/v1/invoices (Idempotency-Key required): fast-jwt
 //               verification and scope check, then one Postgres statement that stores the key with
 //               the response, the row and its outbox event together (one commit); the invoice's also
@@ -129,6 +130,31 @@ async function readFloor() {
     if (!org) return reply.code(401).send({ error: 'invalid_token' });
     const rows = await query(`SELECT ${COLUMNS} FROM products.products WHERE organization_id = $1 ORDER BY id DESC LIMIT 21`, [org]);
     return { object: 'list', data: rows.slice(0, 20).map(view), has_more: rows.length > 20 };
+  });
+  // The invoices' list: the same, with the invoice's columns and view (its lines included).
+  const invoices = new pg.Pool({ connectionString: process.env.INVOICES_DATABASE_URL, max: 10 });
+  const invoiceView = (r) => ({
+    object: 'invoice', id: publicId('inv', r.id), created_at: r.created_at.toISOString(), client_id: publicId('cli', r.client_id), number: r.number,
+    currency: r.currency, issue_date: r.issue_date, due_date: r.due_date, status: r.status,
+    line_items: r.line_items.map((l) => ({ description: l.description, quantity: Number(l.quantity_milli) / 1000, unit_price: l.unit_price, tax_rate_bps: l.tax_rate_bps, product_id: l.product_id ? publicId('prd', l.product_id) : null, amount: l.amount, tax: l.tax })),
+    subtotal: Number(r.subtotal), tax_total: Number(r.tax_total), total: Number(r.total), amount_paid: Number(r.amount_paid),
+    amount_due: Math.max(Number(r.total) - Number(r.amount_paid), 0), notes: r.notes,
+  });
+  app.get('/api/v1/invoices', async (request, reply) => {
+    const claims = (() => {
+      try {
+        return verify((request.headers.authorization ?? '').slice(7));
+      } catch {
+        return null;
+      }
+    })();
+    if (!claims || !claims.scope.split(' ').includes('read:invoices')) return reply.code(401).send({ error: 'invalid_token' });
+    const { rows } = await invoices.query(
+      `SELECT id, created_at, client_id, number, currency, to_char(issue_date, 'YYYY-MM-DD') AS issue_date, to_char(due_date, 'YYYY-MM-DD') AS due_date, status, line_items, subtotal, tax_total, total, amount_paid, notes
+         FROM invoices.invoices WHERE organization_id = $1 ORDER BY id DESC LIMIT 21`,
+      [uuidOf('org', claims.org_id)],
+    );
+    return { object: 'list', data: rows.slice(0, 20).map(invoiceView), has_more: rows.length > 20 };
   });
 }
 
