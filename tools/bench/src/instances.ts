@@ -1,4 +1,4 @@
-import { Resource, serviceUrlVariable } from '@invoicing/contracts';
+import { Resource, RESOURCE_MANIFEST, serviceUrlVariable } from '@invoicing/contracts';
 import { join } from 'node:path';
 import { jwtEnv, mainOf, RESOURCE_SERVICES, RESOURCES, serviceUrl } from './platform';
 import { startProcess } from './processes';
@@ -28,6 +28,15 @@ export async function startSecondInstances(logs: string): Promise<{ owners: Reco
   return { owners, second };
 }
 
+/**
+ * The database URL a hand-written floor connects with: the service's own application role (as our
+ * service does), or `FLOOR_<SCHEMA>_DATABASE_URL` when set.
+ */
+export function floorDatabaseUrl(schema: 'auth' | Resource): string {
+  const role = schema === 'auth' ? schema : RESOURCE_MANIFEST[schema].kind;
+  return process.env[`FLOOR_${schema.toUpperCase()}_DATABASE_URL`] ?? `postgres://${role}_app:${role}_app_dev@127.0.0.1:5432/invoicing`;
+}
+
 /** The hand-written create floor (peers/baseline-server.mjs MODE=create) on 4205; its URL. */
 export async function startCreateFloor(logs: string): Promise<string> {
   await startProcess('node', [join(__dirname, 'peers', 'baseline-server.mjs')], {
@@ -35,8 +44,8 @@ export async function startCreateFloor(logs: string): Promise<string> {
       PORT: '4205',
       MODE: 'create',
       ...jwtEnv,
-      CLIENTS_DATABASE_URL: process.env.FLOOR_CLIENTS_DATABASE_URL ?? 'postgres://client_app:client_app_dev@127.0.0.1:5432/invoicing',
-      INVOICES_DATABASE_URL: process.env.FLOOR_INVOICES_DATABASE_URL ?? 'postgres://invoice_app:invoice_app_dev@127.0.0.1:5432/invoicing',
+      CLIENTS_DATABASE_URL: floorDatabaseUrl('clients'),
+      INVOICES_DATABASE_URL: floorDatabaseUrl('invoices'),
     },
     logFile: join(logs, 'floor-create.log'),
   });

@@ -32,7 +32,7 @@ import {
   stackPid,
 } from './platform';
 import { measureCreates } from './creates';
-import { startCreateFloor, startSecondInstances } from './instances';
+import { floorDatabaseUrl, startCreateFloor, startSecondInstances } from './instances';
 import { rssMb, startProcess, stopAll } from './processes';
 import { keyRevokeTrials, reuseTrials, summarize } from './revocation';
 import { Report } from './report';
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
   // The hand-written floors (baseline-server.mjs): our token exchange and product reads with nothing
   // but Fastify, pg, ioredis and fast-jwt underneath, against the same Postgres and Redis.
   await startProcess('node', [baseline], {
-    env: { PORT: '4203', MODE: 'token', ...jwtEnv, JWT_KEYS: process.env.JWT_KEYS ?? DEV_JWT_KEYS, FLOOR_CLIENT_ID: keyFloor.clientId, DATABASE_URL: process.env.FLOOR_AUTH_DATABASE_URL ?? 'postgres://auth_app:auth_app_dev@127.0.0.1:5432/invoicing' },
+    env: { PORT: '4203', MODE: 'token', ...jwtEnv, JWT_KEYS: process.env.JWT_KEYS ?? DEV_JWT_KEYS, FLOOR_CLIENT_ID: keyFloor.clientId, DATABASE_URL: floorDatabaseUrl('auth') },
     logFile: join(LOGS, 'floor-token.log'),
   });
   await startProcess('node', [baseline], {
@@ -124,8 +124,8 @@ async function main(): Promise<void> {
       PORT: '4204',
       MODE: 'read',
       ...jwtEnv,
-      DATABASE_URL: process.env.FLOOR_PRODUCTS_DATABASE_URL ?? 'postgres://product_app:product_app_dev@127.0.0.1:5432/invoicing',
-      INVOICES_DATABASE_URL: process.env.FLOOR_INVOICES_DATABASE_URL ?? 'postgres://invoice_app:invoice_app_dev@127.0.0.1:5432/invoicing',
+      DATABASE_URL: floorDatabaseUrl('products'),
+      INVOICES_DATABASE_URL: floorDatabaseUrl('invoices'),
     },
     logFile: join(LOGS, 'floor-read.log'),
   });

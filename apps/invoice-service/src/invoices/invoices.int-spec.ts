@@ -1,4 +1,5 @@
-import { DOMAIN_EVENT_TYPES, MONEY_MAX, newId } from '@invoicing/contracts';
+import { DOMAIN_EVENT_TYPES, MONEY_MAX, newId, parsePublicId } from '@invoicing/contracts';
+import type { DataSource } from 'typeorm';
 import { DEV_SERVICE_TOKEN_KEYS, DomainEventsConsumer, ReferenceResolver, ServiceCredentials } from '@invoicing/resource-api';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { parseKeyRing } from '@invoicing/auth-guard';
@@ -55,6 +56,35 @@ describe('invoices', () => {
       issue_date: '2026-11-01',
       due_date: '2026-11-30',
     });
+  });
+
+  it("numbers each organization on its own: one organization's held counter slows none of another's creates", async () => {
+    const app = suite.app();
+    const [held, other] = [app.newOrganizationPublicId(), app.newOrganizationPublicId()];
+    const create = async (org: string) =>
+      call('POST', url(), { token: app.token({ organizationPublicId: org }), body: { client_id: await clientIn(app, org), currency: 'EUR', line_items: [{ description: 'Work', quantity: 1, unit_price: 100 }] } });
+    expect((await create(held)).status).toBe(201);
+    // Another connection holds the first organization's counter row, as a create between its insert
+    // and its commit does.
+    const db = app.service.app.get<DataSource>(getDataSourceToken());
+    const holder = db.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    await holder.query('SELECT 1 FROM invoices.invoice_number_counters WHERE organization_id = $1 FOR UPDATE', [parsePublicId('org', held)]);
+    let waiting: Promise<Awaited<ReturnType<typeof create>>>;
+    try {
+      waiting = create(held);
+      const others = await Promise.all([create(other), create(other)]);
+      expect(others.map((r) => r.status)).toEqual([201, 201]);
+      expect(others.map((r) => (r.body as { number: string }).number).sort()).toEqual(['INV-000001', 'INV-000002']);
+    } finally {
+      await holder.rollbackTransaction();
+      await holder.release();
+    }
+    // The held organization's create waited for the row, then took the next number.
+    const after = await waiting;
+    expect(after.status).toBe(201);
+    expect((after.body as { number: string }).number).toBe('INV-000002');
   });
 
   it('gives 20 parallel creates 20 distinct sequential numbers', async () => {

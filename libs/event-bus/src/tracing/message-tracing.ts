@@ -118,15 +118,7 @@ export async function processWithTrace<T>(
   attributes[MESSAGING.partition] = String(partition);
   attributes[MESSAGING.offset] = Number(message.offset);
   attributes[MESSAGING.group] = groupId;
-  const span = tracer.startSpan(`process ${topic}`, { kind: SpanKind.CONSUMER, attributes }, parent);
-  try {
-    const result = await context.with(trace.setSpan(parent, span), handle);
-    span.end();
-    return result;
-  } catch (e) {
-    failed(span, e);
-    throw e;
-  }
+  return runInSpan(tracer.startSpan(`process ${topic}`, { kind: SpanKind.CONSUMER, attributes }, parent), parent, handle);
 }
 
 /**
@@ -147,9 +139,13 @@ export async function processManyWithTrace<T>(
   });
   const attributes = messageAttributes(topic, 'process', undefined, messages.length);
   attributes[MESSAGING.group] = groupId;
-  const span = tracer.startSpan(`process ${topic}`, { kind: SpanKind.CONSUMER, attributes, links }, ROOT_CONTEXT);
+  return runInSpan(tracer.startSpan(`process ${topic}`, { kind: SpanKind.CONSUMER, attributes, links }, ROOT_CONTEXT), ROOT_CONTEXT, handle);
+}
+
+/** Runs `handle` with `span` active under `parent`; the span ends with it, marked failed on a throw. */
+async function runInSpan<T>(span: Span, parent: Context, handle: () => Promise<T> | T): Promise<T> {
   try {
-    const result = await context.with(trace.setSpan(ROOT_CONTEXT, span), handle);
+    const result = await context.with(trace.setSpan(parent, span), handle);
     span.end();
     return result;
   } catch (e) {
