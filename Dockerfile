@@ -14,7 +14,7 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 
 # ---- build: every dependency, then every app's Nx build target (tsc + tsc-alias) -------------------
 # No build argument is read in this stage, so its layers are the same for every app: building the
-# seven images (docker compose build, deploy/local-images/build-apps.sh) installs and compiles once.
+# eight images (docker compose build, deploy/local-images/build-apps.sh) installs and compiles once.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /repo
 ENV NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false CI=true

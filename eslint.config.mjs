@@ -32,6 +32,7 @@ export default [
             { sourceTag: 'scope:auth', onlyDependOnLibsWithTags: ['scope:auth', 'scope:shared'] },
             // One scope per resource service, from the manifest.
             ...resources.map(({ resource }) => ({ sourceTag: `scope:${resource}`, onlyDependOnLibsWithTags: [`scope:${resource}`, 'scope:shared'] })),
+            { sourceTag: 'scope:webhooks', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared'] },
             { sourceTag: 'scope:deploy', onlyDependOnLibsWithTags: ['scope:shared'] },
@@ -51,6 +52,7 @@ export default [
             // The resource-service skeleton is for resource services; the auth service, the gateway
             // and the page need what sits below it only.
             { sourceTag: 'scope:auth', notDependOnLibsWithTags: ['layer:resource'] },
+            { sourceTag: 'scope:webhooks', notDependOnLibsWithTags: ['layer:resource'] },
             { sourceTag: 'scope:gateway', notDependOnLibsWithTags: ['layer:bus', 'layer:guard', 'layer:resource'] },
             { sourceTag: 'scope:settings', notDependOnLibsWithTags: ['layer:bus', 'layer:guard', 'layer:resource'] },
           ],

@@ -9,8 +9,8 @@
 #    host aliases, the Ingress's routes as a gateway pod: compose's nginx image with the configuration
 #    libs/gateway renders for this network; see render.cjs) on a network of its own;
 # 2. Postgres, Redis and Kafka pods (infra.yaml), then the Jobs: postgres-bootstrap-job (roles and
-#    passwords), the six migrations and kafka-topic-job, each of which must exit 0;
-# 3. the seven Deployments, each until its own readinessProbe (path and port read from the
+#    passwords), the seven migrations and kafka-topic-job, each of which must exit 0;
+# 3. the eight Deployments, each until its own readinessProbe (path and port read from the
 #    manifest) answers 200, then the gateway;
 # 4. checks: each Deployment's container and the gateway's run as uid 1000 with a read-only root file
 #    system and no capability; a key made with the auth pod's `create-key` exchanges for a token

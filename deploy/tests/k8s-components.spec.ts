@@ -1,6 +1,7 @@
-import { SERVICES } from '@invoicing/contracts';
+import { SERVICES, ServiceName } from '@invoicing/contracts';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { baseAppDirs, componentObjects, K8S_DIR, K8sObject, kustomizationOf, named, render } from './support/manifests';
 import { landedServices } from './support/platform';
 
@@ -22,7 +23,7 @@ function filled(object: K8sObject, name: string, port: number): K8sObject {
 
 const isApiService = (name: string) => name.endsWith('-service');
 /** The API services that verify other services' credentials and ask with their own (SERVICE_TOKEN_KEYS). */
-const isResourceService = (name: string) => isApiService(name) && name !== 'auth-service';
+const isResourceService = (name: string) => SERVICES[name as ServiceName]?.kind === 'resource';
 
 /** A rendered object with the generated ConfigMaps' names as written (kustomize appends a hash). */
 function unhashed(object: K8sObject | undefined): K8sObject | undefined {
@@ -86,11 +87,17 @@ describe('Kubernetes components (deploy/k8s/components): one place for what ever
     const port = SERVICES[name].port;
     for (const kind of ['Job', 'NetworkPolicy']) {
       const template = filled(componentObjects('service').find((o) => o.kind === kind) as K8sObject, name, port);
-      // components/resource-service's one variable aside (checked on its own above).
       const rendered = JSON.parse(JSON.stringify(unhashed(named(base, kind, `${name}-migrate`)))) as K8sObject;
       if (kind === 'Job') {
-        const container = (rendered.spec as { template: { spec: { containers: Array<{ env: Array<{ name: string }> }> } } }).template.spec.containers[0];
-        container.env = container.env.filter((e) => e.name !== 'SERVICE_TOKEN_KEYS');
+        // Besides the component's variables, the service's own secrets, exactly as its Deployment has
+        // them: `migrate` validates the whole configuration (components/resource-service's ring,
+        // checked on its own above; the webhook service's secrets key).
+        type Env = Array<{ name: string; valueFrom?: { secretKeyRef?: unknown } }>;
+        const envOf = (o: K8sObject | undefined) => (o?.spec as { template: { spec: { containers: Array<{ env: Env }> } } }).template.spec.containers[0].env;
+        const fromComponent = new Set(envOf(template).map((e) => e.name));
+        const deployment = envOf(unhashed(named(base, 'Deployment', name)));
+        const container = (rendered.spec as { template: { spec: { containers: Array<{ env: Env }> } } }).template.spec.containers[0];
+        container.env = container.env.filter((e) => fromComponent.has(e.name) || !(e.valueFrom?.secretKeyRef && deployment.some((d) => isDeepStrictEqual(d, e))));
       }
       expect(rendered).toEqual(template);
     }

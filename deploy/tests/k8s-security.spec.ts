@@ -1,14 +1,14 @@
-import { AUDIT_TOPIC, DOMAIN_TOPIC, RESOURCE_MANIFEST, RESOURCES, REVOCATIONS_TOPIC, SERVICES, serviceOfResource } from '@invoicing/contracts';
+import { AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES } from '@invoicing/contracts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Container, generated, K8sObject, named, ofKind, OVERLAYS, podLabelsOf, podSpecOf, render, renderOverlay, workloads } from './support/manifests';
-import { dependenciesOf, envSpecOf, INFRA_PORTS, landedServices, ROOT } from './support/platform';
+import { databaseOf, dependenciesOf, envSpecOf, INFRA_PORTS, internetPortsOf, landedServices, NON_PUBLIC_RANGES, ROOT } from './support/platform';
 import { asStated, topicCreations, topicsOfAsyncApi } from './support/topics';
 
 interface PolicyPeer {
   namespaceSelector?: { matchLabels?: Record<string, string> };
   podSelector?: { matchLabels?: Record<string, string> };
-  ipBlock?: unknown;
+  ipBlock?: { cidr: string; except?: string[] };
 }
 interface PolicyRule {
   from?: PolicyPeer[];
@@ -119,7 +119,7 @@ describe.each(['base', ...OVERLAYS])('Kubernetes security and availability (%s)'
       expect({ name, callers: from.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/name']).filter(Boolean).sort() }).toEqual({ name, callers: callersOf(name).sort() });
       const deps = dependenciesOf(envSpecOf(name));
       const infra = (Object.keys(INFRA_PORTS) as (keyof typeof INFRA_PORTS)[]).filter((k) => deps[k]).map((k) => INFRA_PORTS[k]);
-      const needed = [...new Set([...infra, ...deps.peers.map((p) => SERVICES[p].port)])].sort((a, b) => a - b);
+      const needed = [...new Set([...infra, ...deps.peers.map((p) => SERVICES[p].port), ...internetPortsOf(name)])].sort((a, b) => a - b);
       expect({ name, egress: ports(policy.egress) }).toEqual({ name, egress: needed });
       // A service is reached through a pod selector, never through an open port.
       for (const peer of deps.peers) {
@@ -127,6 +127,31 @@ describe.each(['base', ...OVERLAYS])('Kubernetes security and availability (%s)'
         expect({ name, peer, ports: ports(rule ? [rule] : []) }).toEqual({ name, peer, ports: [SERVICES[peer].port] });
       }
     }
+  });
+
+  it('lets only the webhook service send to the internet: TCP 443 and 80, to public addresses only', () => {
+    const isInternetRule = (rule: PolicyRule) => (rule.to ?? []).some((peer) => peer.ipBlock) || ports([rule]).some((port) => port === 80 || port === 443);
+    const internetRule = {
+      to: Object.entries(NON_PUBLIC_RANGES).map(([cidr, except]) => ({ ipBlock: { cidr, except: [...except].sort() } })),
+      ports: [443, 80],
+    };
+    for (const policy of ofKind(objects, 'NetworkPolicy')) {
+      const name = policy.metadata.name;
+      const rules = policySpec(policy).egress ?? [];
+      // A rule without ports would open every port of its peers.
+      for (const rule of rules) expect({ name, ports: (rule.ports ?? []).length > 0 }).toEqual({ name, ports: true });
+      const sending = rules.filter(isInternetRule).map((rule) => ({
+        to: (rule.to ?? []).map((peer) => ({ ...peer, ...(peer.ipBlock && { ipBlock: { ...peer.ipBlock, except: [...(peer.ipBlock.except ?? [])].sort() } }) })),
+        ports: (rule.ports ?? []).map((p) => (p.protocol === 'TCP' ? Number(p.port) : `${p.protocol} ${p.port}`)),
+      }));
+      const service = Object.keys(SERVICES).includes(name) ? (name as keyof typeof SERVICES) : undefined;
+      const expected = service && internetPortsOf(service).length > 0 ? [internetRule] : [];
+      expect({ name, sending }).toEqual({ name, sending: expected });
+    }
+    // The webhook service's policy exists and says so, whether or not its app has landed yet.
+    expect(ofKind(objects, 'NetworkPolicy').filter((p) => policySpec(p).egress?.some(isInternetRule)).map((p) => p.metadata.name)).toEqual(
+      (Object.keys(SERVICES) as (keyof typeof SERVICES)[]).filter((s) => internetPortsOf(s).length > 0),
+    );
   });
 
   it('lets each Job reach only the store it works on', () => {
@@ -178,13 +203,10 @@ describe('setup Jobs', () => {
     const sql = readFileSync(join(ROOT, 'deploy/k8s/base/platform/postgres/bootstrap.sql'), 'utf8');
     const list = /FROM \(VALUES\n([\s\S]*?)\n\) AS service\(svc, sch\) \\gset/.exec(sql)?.[1] ?? '';
     const rows = [...list.matchAll(/\('([a-z_]+)', '([a-z_]+)'\)/g)].map(([, svc, sch]) => `${svc}:${sch}`);
-    const expected = [
-      'auth:auth',
-      ...RESOURCES.filter((r) => landedServices().includes(serviceOfResource(r))).map((r) => `${RESOURCE_MANIFEST[r].kind}:${r}`),
-    ];
-    expect(rows.sort()).toEqual(expected.sort());
+    const withDatabase = landedServices().filter((n) => databaseOf(n));
+    expect(rows.sort()).toEqual(withDatabase.map((n) => `${databaseOf(n)?.stem}:${databaseOf(n)?.schema}`).sort());
     const withSchema = landedServices().filter((n) => dependenciesOf(envSpecOf(n)).migrations);
-    expect(withSchema.sort()).toEqual(['auth-service', ...RESOURCES.map(serviceOfResource).filter((n) => landedServices().includes(n))].sort());
+    expect(withSchema.sort()).toEqual(withDatabase.sort());
   });
 
   it('the Postgres bootstrap Job sets the password of every service role from that service\u2019s own Secret', () => {

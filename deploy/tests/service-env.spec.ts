@@ -1,6 +1,6 @@
 import { isPlaceholderSecret } from '@invoicing/service-kit';
 import { appOf, environmentOf, isMigration, loadCompose } from './support/compose';
-import { Container, EnvVar, generated, K8sObject, named, OVERLAYS, podSpecOf, render, renderOverlay } from './support/manifests';
+import { Container, EnvVar, generated, K8sObject, named, OVERLAYS, podSpecOf, render, renderOverlay, workloads } from './support/manifests';
 import { SERVICES } from '@invoicing/contracts';
 import { connectionVariables, dependenciesOf, envSpecOf, EnvVariable, landedServices, peerVariable } from './support/platform';
 
@@ -163,6 +163,29 @@ describe('environment variables match what each service reads (its env-spec)', (
         const sources = checkK8sEnv(objects, job as K8sObject, name, spec);
         expect(containerOf(job as K8sObject, name).args).toEqual(['migrate']);
         expect(sources.get('MIGRATION_DATABASE_URL')).toEqual({ kind: 'secret', name: `${name}-database`, key: 'MIGRATION_DATABASE_URL', optional: false });
+      }
+    });
+
+    it('lets the webhook service reach private addresses only in development: never in the base or the prod overlay', () => {
+      // The value each workload's WEBHOOK_ALLOW_PRIVATE_URLS resolves to (unset: the service's default, false).
+      const allowed = (objects: readonly K8sObject[]) =>
+        workloads(objects).flatMap((workload) =>
+          (podSpecOf(workload).containers[0].env ?? [])
+            .filter((v) => v.name === 'WEBHOOK_ALLOW_PRIVATE_URLS')
+            .map((v) => {
+              const source = sourceOf(v);
+              const value = source.kind === 'configMap' ? (generated(objects, 'ConfigMap', source.name)?.data as Record<string, string>)[source.key] : source.kind === 'value' ? source.value : 'from a Secret';
+              return { workload: workload.metadata.name, value };
+            }),
+        );
+      for (const objects of [render('base'), renderOverlay('prod')]) {
+        for (const { workload, value } of allowed(objects)) expect({ workload, value }).toEqual({ workload, value: 'false' });
+      }
+      const nodeEnv = (generated(renderOverlay('dev'), 'ConfigMap', 'invoicing-platform')?.data as Record<string, string>).NODE_ENV;
+      for (const { workload, value } of allowed(renderOverlay('dev'))) if (value === 'true') expect({ workload, nodeEnv }).toEqual({ workload, nodeEnv: 'development' });
+      for (const [serviceName, service] of Object.entries(compose.services)) {
+        const env = environmentOf(service);
+        if (env.WEBHOOK_ALLOW_PRIVATE_URLS === 'true') expect({ serviceName, NODE_ENV: env.NODE_ENV }).toEqual({ serviceName, NODE_ENV: 'development' });
       }
     });
 

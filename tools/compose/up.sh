@@ -11,7 +11,7 @@
 #                      for subscribers on the host such as the end-to-end tests
 #
 # Images come from deploy/local-images (the stand-ins for postgres:16, redis:7, apache/kafka and the
-# gateway's nginx, made without a registry, then the seven app images from the root Dockerfile). With Docker, run
+# gateway's nginx, made without a registry, then the eight app images from the root Dockerfile). With Docker, run
 # `docker compose up --build --wait` instead: it honours the depends_on conditions itself.
 # Debian's podman-compose 1.0.3 only orders the starts and podman 4.3 runs no health check without
 # systemd, so this script starts one wave of services at a time (tools/compose/plan.cjs) and runs

@@ -4,9 +4,9 @@
  * would fall behind, and the instances' ports from libs/gateway/src/instances.ts, which renders the
  * gateway's upstreams for the same instances.
  *
- *   tsx tools/stack/services.ts [--instances N]     N instances (1 to 4, default 1) of the auth service
- *                                                    and of every resource service; settings-web and
- *                                                    the gateway stay one. Ports before STACK_PORT_OFFSET.
+ *   tsx tools/stack/services.ts [--instances N]     N instances (1 to 4, default 1) of the auth, resource
+ *                                                    and webhook services; settings-web and the gateway
+ *                                                    stay one. Ports before STACK_PORT_OFFSET.
  */
 import { GATEWAY_PORT, SERVICES } from '../../libs/contracts/src/platform';
 import { stackInstances } from '../../libs/gateway/src/instances';

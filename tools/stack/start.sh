@@ -12,9 +12,10 @@
 #   bash tools/stack/start.sh [--instances N]
 #
 # Optional: --instances N (or STACK_INSTANCES=N; 1 to 4, default 1) runs N instances of the auth
-# service and of every resource service (settings-web stays one), instance i on its port + 10 x (i - 1)
-# (3001, 3011, 3021, 3031 for the auth service; libs/gateway/src/instances.ts), each migrated once,
-# and the gateway spreads requests over all of them (a refused connection moves on to the next).
+# service, of every resource service and of the webhook service (settings-web stays one), instance i on
+# its port + 10 x (i - 1) (3001, 3011, 3021, 3031 for the auth service; libs/gateway/src/instances.ts),
+# each migrated once, and the gateway spreads requests over all of them (a refused connection moves
+# on to the next).
 # STACK_PORT_OFFSET=N moves every port by N (the gateway to 8080+N), for a machine where another copy
 # of the platform already holds the default ports.
 set -euo pipefail
@@ -82,6 +83,9 @@ service_env() {
   # X-Forwarded-For from that address only: a caller of a service's own port on 127.0.0.1 cannot claim
   # another address (ADR 0022). A local process that binds 127.0.0.2 itself still can: this is a dev stack.
   echo "TRUSTED_PROXIES=127.0.0.2"
+  # The webhook service may deliver to a receiver on this machine (loopback, plain http); the others
+  # ignore the variable. Never so in production, which refuses it.
+  echo "WEBHOOK_ALLOW_PRIVATE_URLS=true"
   # No variable names the instance to OpenTelemetry: the services' tracing resource carries
   # service.name only (libs/service-kit/src/tracing/sdk.ts reads no OTEL_RESOURCE_ATTRIBUTES); each
   # instance logs to a file of its own.
@@ -107,7 +111,8 @@ for row in "${TABLE[@]}"; do
   if [ "$instance" = 1 ]; then
     # Every instance a previous start left, however many it ran; then the migrations, once per service.
     stack_stop_service "$name"
-    if [ "$kind" = auth ] || [ "$kind" = resource ]; then
+    # The services with migrations, as the Nx plugin infers their `migrate` target (tools/nx-plugin).
+    if [ -d "apps/$name/src/database/migrations" ]; then
       say "migrating $name"
       node "$main" migrate >>"$LOG_DIR/$name.log" 2>&1 || { tail -n 20 "$LOG_DIR/$name.log" >&2; die "$name migrate failed"; }
     fi

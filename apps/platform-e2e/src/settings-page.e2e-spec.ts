@@ -166,7 +166,7 @@ describe('the settings page, in a browser, through the gateway', () => {
     const invoicesGroup = page.getByRole('group', { name: 'Invoices' });
     await invoicesGroup.getByRole('checkbox').first().waitFor();
     expect(await invoicesGroup.getByRole('checkbox').count()).toBe(2);
-    expect(await page.getByRole('group', { name: 'Scopes' }).getByRole('checkbox').count()).toBe(10);
+    expect(await page.getByRole('group', { name: 'Scopes' }).getByRole('checkbox').count()).toBe(12);
     await invoicesGroup.getByRole('checkbox', { name: 'read:invoices' }).check();
     await page.getByRole('button', { name: 'Create key' }).click();
 

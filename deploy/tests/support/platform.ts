@@ -1,4 +1,4 @@
-import { SERVICES, ServiceName, serviceUrlVariable } from '@invoicing/contracts';
+import { RESOURCE_MANIFEST, RESOURCES, SERVICES, ServiceName, serviceOfResource, serviceUrlVariable } from '@invoicing/contracts';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -76,3 +76,33 @@ export function connectionVariables(spec: readonly EnvVariable[]): string[] {
 
 /** Port of each kind of infrastructure, as the NetworkPolicies open them. */
 export const INFRA_PORTS = { postgres: 5432, redis: 6379, kafka: 9092 } as const;
+
+/** Role stem and schema of the services with a database that serve no resource (their apps name them too). */
+const OWN_DATABASES: Partial<Record<ServiceName, { stem: string; schema: string }>> = {
+  'auth-service': { stem: 'auth', schema: 'auth' },
+  'webhook-service': { stem: 'webhook', schema: 'webhooks' },
+};
+
+/**
+ * The database of a service, as bootstrap.sql's `services` list names it (role stem, schema): a
+ * resource service's kind and plural, the others' their own; none for the page.
+ */
+export function databaseOf(service: ServiceName): { stem: string; schema: string } | undefined {
+  const resource = RESOURCES.find((r) => serviceOfResource(r) === service);
+  return resource ? { stem: RESOURCE_MANIFEST[resource].kind, schema: resource } : OWN_DATABASES[service];
+}
+
+/** Ports a service sends to on the internet: the webhook service's deliveries (HTTPS, and HTTP), none for the others. */
+export function internetPortsOf(service: ServiceName): number[] {
+  return SERVICES[service].kind === 'webhook' ? [80, 443] : [];
+}
+
+/**
+ * Where a pod sending to the internet must never reach: the private (RFC 1918, RFC 4193), shared
+ * (RFC 6598), link-local (cloud metadata services) and loopback ranges, where the cluster's pods,
+ * Services, nodes and data stores live. The `except` lists of its NetworkPolicy's ipBlocks.
+ */
+export const NON_PUBLIC_RANGES = {
+  '0.0.0.0/0': ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '100.64.0.0/10', '127.0.0.0/8'],
+  '::/0': ['fc00::/7', 'fe80::/10', '::1/128'],
+} as const;

@@ -4,13 +4,19 @@ import { DomainObjectKind, RESOURCE_MANIFEST, RESOURCES } from './manifest';
 type Manifest = typeof RESOURCE_MANIFEST;
 type ResourcePrefixes = { [R in keyof Manifest as Manifest[R]['kind']]: Manifest[R]['idPrefix'] };
 
-/** Prefixes of the auth service's objects (the resources' come from the manifest). */
+/**
+ * Prefixes of the objects that are not resources: the auth service's, then the webhook service's
+ * (the resources' come from the manifest; the resource generator reads this block to avoid them).
+ */
 const AUTH_ID_PREFIXES = {
   organization: 'org',
   apiKey: 'key',
   session: 'ses',
   user: 'usr',
   event: 'evt',
+  webhookEndpoint: 'wep',
+  webhookEvent: 'wev',
+  webhookAttempt: 'wat',
 } as const;
 
 /**

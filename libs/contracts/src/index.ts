@@ -13,3 +13,4 @@ export type { CodeSample } from './openapi/code-samples';
 export * from './allowed-ips';
 export * from './events/audit-events';
 export * from './problems';
+export * from './webhooks/webhooks';

@@ -2,13 +2,13 @@ import { RESOURCE_MANIFEST, RESOURCES, ResourceServiceName, serviceOfResource } 
 
 export interface ServiceEntry {
   port: number;
-  kind: 'auth' | 'resource' | 'web';
+  kind: 'auth' | 'resource' | 'webhook' | 'web';
 }
-export type ServiceName = 'auth-service' | ResourceServiceName | 'settings-web';
+export type ServiceName = 'auth-service' | ResourceServiceName | 'webhook-service' | 'settings-web';
 
 /**
  * The services of the platform and the one base URL in front of them: the auth service, one service
- * per resource of the manifest, and the settings page. The local gateway, the docker-compose stack
+ * per resource of the manifest, the webhook delivery service, and the settings page. The local gateway, the docker-compose stack
  * and the Kubernetes Ingress are all derived from (and tested against) this table.
  */
 export const SERVICES: Readonly<Record<ServiceName, ServiceEntry>> = {
@@ -17,6 +17,8 @@ export const SERVICES: Readonly<Record<ServiceName, ServiceEntry>> = {
     ResourceServiceName,
     ServiceEntry
   >),
+  // Outside the resources' port range (the generator takes the next port above the last resource's).
+  'webhook-service': { port: 3020, kind: 'webhook' },
   'settings-web': { port: 3010, kind: 'web' },
 };
 
@@ -50,5 +52,8 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   // RFC 8414 discovery at the base URL, where OAuth client libraries look for it.
   { prefix: '/.well-known/oauth-authorization-server', service: 'auth-service' },
   ...RESOURCES.map((r) => ({ prefix: `/api/v1/${r}`, service: serviceOfResource(r) })),
+  // Webhook endpoints, and the events they are sent (replay and history).
+  { prefix: '/api/v1/webhook-endpoints', service: 'webhook-service' },
+  { prefix: '/api/v1/events', service: 'webhook-service' },
   { prefix: '/settings', service: 'settings-web' },
 ];

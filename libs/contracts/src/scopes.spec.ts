@@ -2,8 +2,9 @@ import { RESOURCES } from './manifest';
 import { ALL_SCOPES, formatScopes, isScope, splitScopeString } from './scopes';
 
 describe('scopes', () => {
-  it('has a read and a write scope for each of the five resources', () => {
-    expect(ALL_SCOPES).toHaveLength(RESOURCES.length * 2);
+  it('has a read and a write scope for each of the five resources and for webhook endpoints', () => {
+    expect(ALL_SCOPES).toHaveLength(RESOURCES.length * 2 + 2);
+    expect(ALL_SCOPES.slice(-2)).toEqual(['read:webhook_endpoints', 'write:webhook_endpoints']);
     expect(ALL_SCOPES).toContain('read:invoices');
     expect(ALL_SCOPES).toContain('write:expenses');
   });

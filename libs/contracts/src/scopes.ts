@@ -1,14 +1,18 @@
 import { Resource, RESOURCES } from './manifest';
 
-// Each resource of the manifest has a `read:` and a `write:` scope (docs/api.md section 5).
+// Each resource of the manifest has a `read:` and a `write:` scope (docs/api.md section 5), and so
+// do the webhook endpoints an integration may register for itself.
 
 export const SCOPE_ACTIONS = ['read', 'write'] as const;
 export type ScopeAction = (typeof SCOPE_ACTIONS)[number];
 
-export type Scope = `${ScopeAction}:${Resource}`;
+/** What a scope grants access to besides the resources: an organization's webhook endpoints. */
+export const WEBHOOK_ENDPOINTS = 'webhook_endpoints';
 
-/** Every scope a key may carry, in a stable display order (grouped by resource). */
-export const ALL_SCOPES: readonly Scope[] = RESOURCES.flatMap((r) =>
+export type Scope = `${ScopeAction}:${Resource | typeof WEBHOOK_ENDPOINTS}`;
+
+/** Every scope a key may carry, in a stable display order (grouped by resource, webhook endpoints last). */
+export const ALL_SCOPES: readonly Scope[] = [...RESOURCES, WEBHOOK_ENDPOINTS].flatMap((r) =>
   SCOPE_ACTIONS.map((a) => `${a}:${r}` as Scope),
 );
 

@@ -3,9 +3,11 @@
  * one machine. No import on purpose: tools/stack/services.ts reads this file by its path.
  *
  * Instance i (1, 2, ...) of a service listens at its port of SERVICES + INSTANCE_PORT_STEP × (i − 1):
- * the auth service at 3001, 3011, 3021, 3031, the invoice service at 3002, 3012, ... Every port of the
- * platform table is below 3011 and no other port of the repository is in 3011-3039 (the benchmark's
- * second instances sit at port + 100, the end-to-end and resilience tiers in 41xx-43xx).
+ * the auth service at 3001, 3011, 3021, 3031, the invoice service at 3002, 3012, ..., the webhook
+ * service at 3020, 3030, 3040, 3050. The ports of the platform table are below 3011 but the webhook
+ * service's 3020, which no other instance takes (stackInstances refuses a collision), and no other
+ * port of the repository is in 3011-3050 (the benchmark's second instances sit at port + 100, the
+ * end-to-end and resilience tiers in 41xx-43xx).
  */
 export const INSTANCE_PORT_STEP = 10;
 

@@ -1,5 +1,5 @@
 import { Controller, Get, Header, HttpCode, Param, Patch, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
-import { RESOURCES, SCOPE_ACTIONS } from '@invoicing/contracts';
+import { RESOURCES, SCOPE_ACTIONS, WEBHOOK_ENDPOINTS } from '@invoicing/contracts';
 import { compileBody } from '@invoicing/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CREATE_API_KEY_SCHEMA, CreateApiKeyRequest, ROLL_API_KEY_SCHEMA, RollApiKeyRequest, toPublicId } from '@invoicing/contracts';
@@ -37,7 +37,7 @@ export class SettingsController {
 
   @Get('scopes')
   scopes() {
-    return { data: RESOURCES.map((resource) => ({ resource, scopes: SCOPE_ACTIONS.map((a) => `${a}:${resource}`) })) };
+    return { data: [...RESOURCES, WEBHOOK_ENDPOINTS].map((resource) => ({ resource, scopes: SCOPE_ACTIONS.map((a) => `${a}:${resource}`) })) };
   }
 
   /**

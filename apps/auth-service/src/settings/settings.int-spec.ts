@@ -209,7 +209,8 @@ describe('Settings, then API', () => {
     const { client } = await signedUp();
     const r = await client.request('GET', '/api/v1/settings/scopes');
     expect(r.body.data).toContainEqual({ resource: 'invoices', scopes: ['read:invoices', 'write:invoices'] });
-    expect((r.body.data as unknown[]).length).toBe(5);
+    expect(r.body.data).toContainEqual({ resource: 'webhook_endpoints', scopes: ['read:webhook_endpoints', 'write:webhook_endpoints'] });
+    expect((r.body.data as unknown[]).length).toBe(6);
   });
 
   it('creates a key whose secret is returned once and never listed', async () => {

@@ -128,7 +128,9 @@ function gatewayOptions(): LocalGatewayOptions {
   return {
     upstreams: {
       ...(Object.fromEntries((Object.keys(PORT_OF) as App[]).map((app) => [app, both(app)])) as Record<App, string[]>),
+      // Not started by this spec: an address nothing listens on (502 if asked).
       'settings-web': '127.0.0.1:1',
+      'webhook-service': '127.0.0.1:1',
     },
     listen: `127.0.0.1:${GATEWAY_PORT}`,
     proxyBind: RUN_ENV.UPSTREAM_SOURCE_ADDRESS,

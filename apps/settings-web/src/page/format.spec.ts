@@ -9,11 +9,14 @@ describe('format', () => {
   it('describes scopes in words (write means create, docs/api.md section 5)', () => {
     expect(scopeDescription('read:invoices')).toBe('List and view invoices');
     expect(scopeDescription('write:clients')).toBe('Create clients');
+    expect(scopeDescription('read:webhook_endpoints')).toBe('List and view webhook endpoints');
+    expect(scopeDescription('write:webhook_endpoints')).toBe('Create and manage webhook endpoints');
     expect(scopeDescription('admin:everything')).toBe('admin:everything');
   });
 
   it('titles resources and statuses', () => {
     expect(resourceTitle('invoices')).toBe('Invoices');
+    expect(resourceTitle('webhook_endpoints')).toBe('Webhook endpoints');
     expect(statusLabel('active')).toBe('Active');
     expect(statusLabel('revoked')).toBe('Revoked');
     expect(statusLabel('expired')).toBe('Expired');

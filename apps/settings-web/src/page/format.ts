@@ -9,7 +9,8 @@ export function formatDateTime(iso: string, locale?: string, timeZone?: string):
 
 /** `invoices` → "Invoices". */
 export function resourceTitle(resource: string): string {
-  return resource.charAt(0).toUpperCase() + resource.slice(1);
+  const words = resource.replace(/_/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /**
@@ -20,9 +21,10 @@ export function scopeDescription(scope: string): string {
   const [action, resource = ''] = scope.split(':', 2);
   switch (action) {
     case 'read':
-      return `List and view ${resource}`;
+      return `List and view ${resource.replace(/_/g, ' ')}`;
     case 'write':
-      return `Create ${resource}`;
+      // Webhook endpoints are also changed, rolled and deleted with it.
+      return resource === 'webhook_endpoints' ? 'Create and manage webhook endpoints' : `Create ${resource}`;
     default:
       return scope;
   }

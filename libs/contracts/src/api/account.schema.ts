@@ -1,3 +1,4 @@
+import { ALL_SCOPES } from '../scopes';
 /** JSON Schemas of the account endpoints; validate requests and document them. */
 export const SIGNUP_SCHEMA = {
   $id: 'SignupRequest',
@@ -29,7 +30,7 @@ export const CREATE_API_KEY_SCHEMA = {
   required: ['name', 'scopes'],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 100 },
-    scopes: { type: 'array', minItems: 1, maxItems: 10, uniqueItems: true, items: { type: 'string' } },
+    scopes: { type: 'array', minItems: 1, maxItems: ALL_SCOPES.length, uniqueItems: true, items: { type: 'string' } },
     expires_at: {
       type: ['string', 'null'],
       maxLength: 40,

@@ -21,7 +21,7 @@
 -- Layout, one schema per service, two roles per service (the list below, `services`, is the only
 -- place that names them; deploy/tests checks it against SERVICES of libs/contracts, and
 -- `nx g ./tools/nx-plugin:resource-service` adds a line):
---   <svc> = auth, or a resource's kind; schema = auth, or the resource's plural
+--   <svc> = auth, webhook, or a resource's kind; schema = auth, webhooks, or the resource's plural
 --   owner role (migrations) <svc>_owner; runtime role (DML only) <svc>_app
 --
 -- <svc>_owner owns its schema (creates tables, runs migrations).
@@ -46,7 +46,8 @@ SELECT string_agg(svc || ':' || sch, ',') AS services FROM (VALUES
   ('client', 'clients'),
   ('payment', 'payments'),
   ('product', 'products'),
-  ('expense', 'expenses')
+  ('expense', 'expenses'),
+  ('webhook', 'webhooks')
 ) AS service(svc, sch) \gset
 
 SET client_min_messages = warning;

@@ -1,0 +1,222 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { newId, parsePublicId, toPublicId, WEBHOOK_LIMITS } from '@invoicing/contracts';
+import type { DataSource } from 'typeorm';
+import { queryRows } from '../database/query';
+import { WebhookConfig } from '../config';
+import { SecretBox } from '../signing/secret-box';
+import { SignatureScheme, signedHeaders, SigningSecret } from '../signing/standard-webhooks';
+import { AttemptResult, sendAttempt } from './sender';
+
+/** A claimed delivery with what its attempt needs. */
+interface Claimed {
+  endpoint_id: string;
+  event_id: string;
+  organization_id: string;
+  attempts: number;
+  url: string;
+  signature_scheme: SignatureScheme;
+  secret: Buffer;
+  previous_secret: Buffer | null;
+  payload: string;
+}
+
+/** Extra hold on a claimed delivery beyond its attempt's deadline (the result's write, a GC pause). */
+const LOCK_MARGIN_MS = 30_000;
+/** Endpoints looked at per claim: the oldest due first. */
+const ENDPOINTS_PER_CLAIM = 500;
+
+/**
+ * Sends due deliveries. Any number of instances run it: a delivery is claimed with `FOR UPDATE SKIP
+ * LOCKED` and held (`locked_until`) for its attempt, so no event is sent to an endpoint twice at once.
+ * Fairness: at most WEBHOOK_CONCURRENCY_PER_ENDPOINT attempts of one endpoint are in flight on all
+ * instances together (checked in the claim), so a slow or failing endpoint holds that many slots and
+ * no more, and the oldest due endpoint is served first. Each failed attempt schedules the next from
+ * WEBHOOK_RETRY_SCHEDULE; after the last, the delivery is `failed` (replayable). An endpoint whose
+ * attempts have all failed for WEBHOOK_DISABLE_AFTER_MS is disabled (`disabled_reason: failing`).
+ */
+@Injectable()
+export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(DeliveryWorker.name);
+  private inFlight = 0;
+  private readonly running = new Set<Promise<void>>();
+  private draining = false;
+  private again = false;
+  private stopped = true;
+  private timer: NodeJS.Timeout | null = null;
+  private lastPurge = 0;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly config: WebhookConfig,
+    private readonly box: SecretBox,
+  ) {}
+
+  onModuleInit(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    // Attempts in flight finish (each within its deadline) and record their result.
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** Something is due now (an event stored, a resend): look at once rather than at the next poll. */
+  kick(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.drain();
+    }, delayMs);
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = true;
+    try {
+      do {
+        this.again = false;
+        const room = this.config.WEBHOOK_CONCURRENCY - this.inFlight;
+        if (room <= 0 || this.stopped) break;
+        const claimed = await this.claim(room);
+        for (const delivery of claimed) this.track(this.attempt(delivery));
+        if (claimed.length === room) this.again = true;
+      } while (this.again && !this.stopped);
+      await this.purgeExpired();
+    } catch (e) {
+      this.logger.warn(`delivery loop: ${(e as Error).message}`);
+    } finally {
+      this.draining = false;
+      if (!this.stopped && !this.timer) this.schedule(this.config.WEBHOOK_POLL_MS);
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight++;
+    const done = work.finally(() => {
+      this.inFlight--;
+      this.running.delete(done);
+      // A slot is free: anything due waits no longer than this.
+      this.kick();
+    });
+    this.running.add(done);
+  }
+
+  private claim(limit: number): Promise<Claimed[]> {
+    return queryRows(this.db, 
+      `WITH due AS (
+         SELECT d.endpoint_id, min(d.next_attempt_at) AS first_due
+         FROM webhooks.deliveries d
+         WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+         GROUP BY d.endpoint_id ORDER BY first_due LIMIT $4
+       ), picked AS (
+         SELECT p.endpoint_id, p.event_id
+         FROM due
+         JOIN webhooks.endpoints ep ON ep.id = due.endpoint_id AND ep.status = 'enabled' AND ep.deleted_at IS NULL
+         CROSS JOIN LATERAL (
+           SELECT d.endpoint_id, d.event_id FROM webhooks.deliveries d
+           WHERE d.endpoint_id = due.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+             AND (d.locked_until IS NULL OR d.locked_until <= now())
+           ORDER BY d.next_attempt_at
+           LIMIT greatest(0, $2 - (SELECT count(*) FROM webhooks.deliveries b
+                                   WHERE b.endpoint_id = due.endpoint_id AND b.status = 'pending' AND b.locked_until > now()))
+           FOR UPDATE OF d SKIP LOCKED
+         ) p
+         ORDER BY due.first_due
+         LIMIT $1
+       )
+       UPDATE webhooks.deliveries d SET locked_until = now() + make_interval(secs => $3::double precision / 1000)
+       FROM picked, webhooks.endpoints ep, webhooks.events ev
+       WHERE d.endpoint_id = picked.endpoint_id AND d.event_id = picked.event_id AND ep.id = d.endpoint_id AND ev.id = d.event_id
+         AND (d.locked_until IS NULL OR d.locked_until <= now())
+       RETURNING d.endpoint_id, d.event_id, d.organization_id, d.attempts, ep.url, ep.signature_scheme, ep.secret,
+         CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END AS previous_secret, ev.payload`,
+      [limit, this.config.WEBHOOK_CONCURRENCY_PER_ENDPOINT, this.config.WEBHOOK_ATTEMPT_TIMEOUT_MS + LOCK_MARGIN_MS, ENDPOINTS_PER_CLAIM],
+    );
+  }
+
+  private secretsOf(d: Claimed): SigningSecret[] {
+    const secrets = [{ scheme: d.signature_scheme, key: this.box.open(d.secret, d.endpoint_id) }];
+    if (d.previous_secret) secrets.push({ scheme: d.signature_scheme, key: this.box.open(d.previous_secret, d.endpoint_id) });
+    return secrets;
+  }
+
+  private async attempt(d: Claimed): Promise<void> {
+    let result: AttemptResult;
+    try {
+      const id = toPublicId('wev', d.event_id);
+      const headers = signedHeaders(this.secretsOf(d), id, Math.floor(Date.now() / 1000), d.payload);
+      result = await sendAttempt(new URL(d.url), d.payload, headers, {
+        allowPrivate: this.config.WEBHOOK_ALLOW_PRIVATE_URLS,
+        timeoutMs: this.config.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+      });
+    } catch (e) {
+      this.logger.error(`delivery attempt to endpoint ${toPublicId('wep', d.endpoint_id)}: ${(e as Error).message}`);
+      result = { ok: false, status: null, latencyMs: 0, error: 'internal_error', body: null };
+    }
+    await this.record(d, result).catch((e: Error) => {
+      // The delivery stays held until locked_until and is then attempted again: at least once.
+      this.logger.warn(`could not record an attempt (it will be made again): ${e.message}`);
+    });
+  }
+
+  /** The attempt, the delivery's next state and the endpoint's health, in one statement. */
+  private async record(d: Claimed, r: AttemptResult): Promise<void> {
+    const attempt = d.attempts + 1;
+    const schedule = this.config.retryScheduleMs;
+    const exhausted = attempt >= schedule.length;
+    const nextDelayMs = exhausted ? null : schedule[attempt];
+    const [row]: Array<{ disabled: boolean }> = await queryRows(this.db, 
+      `WITH a AS (
+         INSERT INTO webhooks.attempts (id, organization_id, endpoint_id, event_id, attempt, succeeded, response_status, latency_ms, error, response_body)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       ), d AS (
+         UPDATE webhooks.deliveries SET attempts = $5, locked_until = NULL,
+           status = CASE WHEN $6 THEN 'succeeded' WHEN $11::double precision IS NULL THEN 'failed' ELSE 'pending' END,
+           next_attempt_at = CASE WHEN $6 OR $11::double precision IS NULL THEN NULL ELSE now() + make_interval(secs => $11::double precision / 1000) END
+         WHERE endpoint_id = $3 AND event_id = $4
+       )
+       UPDATE webhooks.endpoints SET
+         failing_since = CASE WHEN $6 THEN NULL ELSE coalesce(failing_since, now()) END,
+         status = CASE WHEN NOT $6 AND failing_since < now() - make_interval(secs => $12::double precision / 1000) THEN 'disabled' ELSE status END,
+         disabled_reason = CASE WHEN NOT $6 AND failing_since < now() - make_interval(secs => $12::double precision / 1000) THEN 'failing' ELSE disabled_reason END
+       WHERE id = $3
+       RETURNING status = 'disabled' AND disabled_reason = 'failing' AND NOT $6 AS disabled`,
+      [
+        parsePublicId('wat', newId('wat')),
+        d.organization_id,
+        d.endpoint_id,
+        d.event_id,
+        attempt,
+        r.ok,
+        r.status,
+        r.latencyMs,
+        r.error,
+        r.body === null ? null : r.body.split(String.fromCharCode(0)).join(''),
+        nextDelayMs,
+        this.config.WEBHOOK_DISABLE_AFTER_MS,
+      ],
+    );
+    if (row?.disabled) this.logger.warn(`endpoint ${toPublicId('wep', d.endpoint_id)} disabled: every attempt has failed for ${this.config.WEBHOOK_DISABLE_AFTER_MS} ms`);
+  }
+
+  /** Events past the retention go, with their deliveries and attempts; at most hourly, in bounded batches. */
+  private async purgeExpired(): Promise<void> {
+    if (Date.now() - this.lastPurge < 3600_000) return;
+    this.lastPurge = Date.now();
+    await queryRows(this.db, 
+      `DELETE FROM webhooks.events WHERE id IN (SELECT id FROM webhooks.events WHERE created_at < now() - make_interval(days => $1) LIMIT 10000)`,
+      [WEBHOOK_LIMITS.eventRetentionDays],
+    );
+  }
+}
