@@ -7,6 +7,7 @@ import type { DataSource } from 'typeorm';
 import { WebhookConfig } from './config';
 import { Webhooks1764201000000 } from './database/migrations/1764201000000-webhooks';
 import { DeliveryWorker } from './delivery/delivery-worker';
+import { ActionLimit } from './endpoints/action-limit';
 import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { DomainIngest, DomainIngestController } from './events/domain-ingest';
@@ -44,6 +45,7 @@ class WebhookModule {
       providers: [
         { provide: WebhookConfig, useValue: config },
         { provide: SecretBox, useValue: new SecretBox(Buffer.from(config.WEBHOOK_SECRETS_KEY, 'base64url')) },
+        { provide: ActionLimit, useValue: new ActionLimit(config.WEBHOOK_ACTIONS_PER_MINUTE) },
         DeliveryWorker,
         EndpointsService,
         EventsService,

@@ -42,7 +42,7 @@ const schema = baseEnvSchema
     WEBHOOK_SECRETS_KEY: z
       .string()
       .default(DEV_WEBHOOK_SECRETS_KEY)
-      .refine((v) => Buffer.from(v, 'base64url').length === 32, 'must be the base64url encoding of 32 bytes'),
+      .refine((v) => /^[A-Za-z0-9_-]{43}=?$/.test(v) && Buffer.from(v, 'base64url').length === 32, 'must be the base64url encoding of 32 bytes'),
     /**
      * Lets endpoints be registered on, and deliveries connect to, loopback, private and link-local
      * addresses, and over plain http: for a receiver on a developer's machine only. Off by default;
@@ -54,7 +54,7 @@ const schema = baseEnvSchema
       .transform((v) => v === 'true'),
     /**
      * Delays before each attempt, comma-separated durations (`0,5s,5m,30m,2h,5h,10h,10h`, the
-     * default): the first attempt at once, the last one 32 h 35 min after the event. Tests use seconds.
+     * default): the first attempt at once, the last one about 27 h 35 min after it. Tests use seconds.
      */
     WEBHOOK_RETRY_SCHEDULE: z
       .string()
@@ -67,6 +67,10 @@ const schema = baseEnvSchema
     /** Attempts in flight on this instance (all endpoints), and per endpoint (on every instance together). */
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
     WEBHOOK_CONCURRENCY_PER_ENDPOINT: z.coerce.number().int().min(1).max(100).default(4),
+    /** Attempts of one organization in flight (on every instance together): a tenant's endpoints together hold no more. */
+    WEBHOOK_CONCURRENCY_PER_ORGANIZATION: z.coerce.number().int().min(1).max(1000).default(16),
+    /** Tests, resends and replays one organization may ask for per minute, on each instance (429 past it). */
+    WEBHOOK_ACTIONS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(30),
     /** How often the delivery loop looks for due deliveries when nothing woke it. */
     WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   })

@@ -1,9 +1,9 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { parsePublicId } from '@invoicing/contracts';
+import { INVOICE_BALANCE_CHANGED_TYPE, parsePublicId } from '@invoicing/contracts';
 import type { DataSource } from 'typeorm';
-import { newOrganization as newTestOrganization, publishClientsCreated, startReceiver, startWebhookTestApp } from './testing/webhook-test-app';
+import { invoiceObject, newOrganization as newTestOrganization, publishClientsCreated, publishDomainEvents, startReceiver, startWebhookTestApp } from './testing/webhook-test-app';
 
 type App = Awaited<ReturnType<typeof startWebhookTestApp>>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -29,6 +29,8 @@ describe('webhook delivery (real Postgres and Kafka, a receiver on loopback)', (
       WEBHOOK_RETRY_SCHEDULE: '0,300ms,300ms',
       WEBHOOK_POLL_MS: '50',
       WEBHOOK_ATTEMPT_TIMEOUT_MS: '2000',
+      WEBHOOK_CONCURRENCY_PER_ORGANIZATION: '6',
+      WEBHOOK_ACTIONS_PER_MINUTE: '20',
     });
   }, 60000);
   afterAll(async () => {
@@ -83,6 +85,33 @@ describe('webhook delivery (real Postgres and Kafka, a receiver on loopback)', (
     expect((await app.call('GET', `/api/v1/events/${verified.id}`, org, undefined, ['read:products'])).status).toBe(404);
     expect((await app.call('GET', '/api/v1/events', org, undefined, ['read:products'])).body!.data).toEqual([]);
     expect((await app.call('GET', '/api/v1/events', org, undefined, ['write:clients'])).status).toBe(403);
+  });
+
+  it('makes invoice.partially_paid and invoice.paid of an invoice\'s balance changes, each to the endpoints that want it', async () => {
+    const org = newOrganization();
+    const everything = await receiver();
+    const paidOnly = await receiver();
+    await endpoint(org, everything.url);
+    const paidEndpoint = await endpoint(org, paidOnly.url, { enabled_events: ['invoice.paid'] });
+    const partly = invoiceObject(400);
+    const paid = { ...invoiceObject(1000), id: partly.id };
+    await publishDomainEvents(app.config.KAFKA_BROKERS, [
+      { subject: partly.id, type: INVOICE_BALANCE_CHANGED_TYPE, data: { organization_id: org, object: partly, previous: { amount_paid: 0, status: 'open' } } },
+      { subject: paid.id, type: INVOICE_BALANCE_CHANGED_TYPE, data: { organization_id: org, object: paid, previous: { amount_paid: 400, status: 'partially_paid' } } },
+    ]);
+    await everything.waitFor((all) => all.length >= 2);
+    await paidOnly.waitFor((all) => all.length >= 1);
+    const bodies = everything.received.map((r) => JSON.parse(r.body) as { type: string; data: { object: { amount_paid: number }; previous_attributes: unknown } });
+    expect(bodies.map((b) => [b.type, b.data.object.amount_paid, b.data.previous_attributes]).sort()).toEqual([
+      ['invoice.paid', 1000, { amount_paid: 400, status: 'partially_paid' }],
+      ['invoice.partially_paid', 400, { amount_paid: 0, status: 'open' }],
+    ]);
+    const only = paidOnly.received[0];
+    expect((new Webhook(paidEndpoint.secret).verify(only.body, headersOf(only)) as { type: string }).type).toBe('invoice.paid');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(paidOnly.received).toHaveLength(1);
+    // Readable with read:invoices.
+    expect((await app.call('GET', '/api/v1/events?type=invoice.paid', org, undefined, ['read:invoices'])).body!.data).toHaveLength(1);
   });
 
   it('retries a failing receiver with the same webhook-id, records every attempt, and sends an event once per message', async () => {
@@ -214,6 +243,65 @@ describe('webhook delivery (real Postgres and Kafka, a receiver on loopback)', (
     // The slow endpoint holds at most WEBHOOK_CONCURRENCY_PER_ENDPOINT attempts at once.
     expect(fast.received[0].at - sent).toBeLessThan(1000);
     expect(slow.received.length).toBeLessThanOrEqual(app.config.WEBHOOK_CONCURRENCY_PER_ENDPOINT);
+  });
+
+  it("holds at most WEBHOOK_CONCURRENCY_PER_ORGANIZATION of one organization's attempts at once, whatever its endpoints", async () => {
+    const org = newOrganization();
+    const slow = await receiver(() => ({ status: 200, delayMs: 600 }));
+    for (const path of ['a', 'b', 'c']) await endpoint(org, `${slow.url}/${path}`, { enabled_events: ['client.created'] });
+    await publishClientsCreated(app.config.KAFKA_BROKERS, org, 6);
+    await slow.waitFor((all) => all.length >= 18, 20000);
+    // 3 endpoints x 4 per endpoint would be 12; the organization's bound is 6.
+    expect(slow.load.maxInFlight).toBe(6);
+  });
+
+  it("pauses a disabled endpoint's pending deliveries (they weigh on no claim), sends them once it is enabled again, and queues nothing for it meanwhile", async () => {
+    const org = newOrganization();
+    let up = false;
+    const rx = await receiver(() => ({ status: up ? 200 : 503 }));
+    const ep = await endpoint(org, rx.url);
+    const db = app.service.app.get<DataSource>(getDataSourceToken());
+    const pending = async () =>
+      (await db.query(`SELECT count(*)::int AS n, count(*) FILTER (WHERE next_attempt_at IS NULL)::int AS paused FROM webhooks.deliveries WHERE endpoint_id = $1 AND status = 'pending'`, [
+        parsePublicId('wep', ep.id),
+      ]))[0] as { n: number; paused: number };
+    await publishClientsCreated(app.config.KAFKA_BROKERS, org, 2);
+    await rx.waitFor((all) => all.length >= 2);
+    expect((await app.call('PATCH', `/api/v1/webhook-endpoints/${ep.id}`, org, { status: 'disabled' })).body).toMatchObject({ status: 'disabled', disabled_reason: 'requested' });
+    // Attempts in flight at the moment record their result; then both wait with no next attempt.
+    for (let i = 0; i < 40 && (await pending()).paused < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await pending()).toEqual({ n: 2, paused: 2 });
+    await publishClientsCreated(app.config.KAFKA_BROKERS, org, 1);
+    const attemptsBefore = rx.received.length;
+    await new Promise((r) => setTimeout(r, 800));
+    expect(rx.received.length).toBe(attemptsBefore);
+    up = true;
+    expect((await app.call('PATCH', `/api/v1/webhook-endpoints/${ep.id}`, org, { status: 'enabled' })).body).toMatchObject({ status: 'enabled', disabled_reason: null });
+    await rx.waitFor((all) => all.filter((r) => r.at > 0).length >= attemptsBefore + 2);
+    await new Promise((r) => setTimeout(r, 500));
+    // The two paused ones went; the event of the disabled time was never queued for it.
+    expect(new Set(rx.received.map((r) => r.headers['webhook-id'])).size).toBe(2);
+    expect(await pending()).toEqual({ n: 0, paused: 0 });
+  });
+
+  it('leaves a delivery deleted while its attempt was in flight deleted, and limits tests to WEBHOOK_ACTIONS_PER_MINUTE', async () => {
+    const org = newOrganization();
+    const rx = await receiver(() => ({ status: 200, delayMs: 700 }));
+    const ep = await endpoint(org, rx.url);
+    await app.call('POST', `/api/v1/webhook-endpoints/${ep.id}/test`, org);
+    await rx.waitFor((all) => all.length >= 1);
+    expect((await app.call('DELETE', `/api/v1/webhook-endpoints/${ep.id}`, org)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1200));
+    const db = app.service.app.get<DataSource>(getDataSourceToken());
+    const rows = await db.query(`SELECT status FROM webhooks.deliveries WHERE endpoint_id = $1`, [parsePublicId('wep', ep.id)]);
+    expect(rows).toEqual([{ status: 'failed' }]);
+
+    const other = await endpoint(org, `${rx.url}/other`);
+    const answers = [];
+    for (let i = 0; i < 22; i++) answers.push((await app.call('POST', `/api/v1/webhook-endpoints/${other.id}/test`, org)).status);
+    // One test above already counted in this minute: 19 more pass, then 429.
+    expect(answers.filter((s) => s === 202).length).toBe(19);
+    expect(answers.slice(19)).toEqual([429, 429, 429]);
   });
 
   it('refuses bad input with problem+json and changes nothing; caps endpoints per organization', async () => {

@@ -2,9 +2,9 @@ import { RESOURCE_NAMES } from './generated/resource-names';
 import * as sdk from './index';
 
 describe('the package entry point', () => {
-  it('exports the client, the token store, the error classes and the version, and nothing internal', () => {
+  it('exports the client, the token store, the error classes, the version and the webhook verifier, and nothing internal', () => {
     expect(Object.keys(sdk).sort()).toEqual(
-      ['Invoicing', 'InvoicingApiError', 'InvoicingConnectionError', 'InvoicingError', 'InvoicingOAuthError', 'MemoryTokenStore', 'VERSION'].sort(),
+      ['Invoicing', 'InvoicingApiError', 'InvoicingConnectionError', 'InvoicingError', 'InvoicingOAuthError', 'MemoryTokenStore', 'VERSION', 'WebhookVerificationError', 'webhooks'].sort(),
     );
   });
 

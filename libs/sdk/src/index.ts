@@ -13,6 +13,8 @@ export type { FetchLike } from './transport';
 export { InvoicingApiError, InvoicingConnectionError, InvoicingError, InvoicingOAuthError } from './errors';
 export type { FieldError } from './errors';
 export { VERSION } from './version';
+export { webhooks, WebhookVerificationError } from './webhooks';
+export type { VerifyOptions, WebhookEvent, WebhookEventType, WebhookHeaders } from './webhooks';
 // Each resource's named types (`Invoice`, `CreateInvoiceRequest`, `InvoiceListQuery`, `InvoiceList`...),
 // `ResourceOperationsByName` and `ResourceName`, generated from the platform manifest. That file holds
 // types only (the runtime list is resource-names.ts, internal), so this adds no runtime export.

@@ -1,15 +1,20 @@
 import {
   CreateInvoiceRequest,
   DOMAIN_EVENT_TYPES,
+  DOMAIN_TOPIC,
   DomainEvent,
+  INVOICE_BALANCE_CHANGED_TYPE,
   INVOICE_STATUSES,
   MONEY_MAX,
   parsePublicId,
+  toPublicId,
 } from '@invoicing/contracts';
+import { enqueueEvents } from '@invoicing/event-bus';
+import { uuidv7 } from 'uuidv7';
 import { Logger } from '@nestjs/common';
 import { defineResource } from '@invoicing/resource-api';
 import { FieldErrors } from '@invoicing/service-kit';
-import type { EntityManager } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import { calculateInvoice, ProductDefaults } from './invoice-calculation';
 import { InvoiceEntity } from './invoice.entity';
 import { invoiceView } from './invoice.view';
@@ -53,8 +58,11 @@ async function applyPayments(events: ReadonlyArray<{ event: DomainEvent; organiz
     sums.set(key, sum);
   }
   const targets = [...sums.values()].sort((a, b) => (a.invoice < b.invoice ? -1 : a.invoice > b.invoice ? 1 : 0));
-  // Locked in id order before the update, whose own order follows its plan.
-  await tx.query(`SELECT 1 FROM invoices.invoices WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [targets.map((t) => t.invoice)]);
+  // Locked in id order before the update, whose own order follows its plan; read as they were.
+  const before: Array<{ id: string; amount_paid: string; status: string }> = await tx.query(
+    `SELECT id, amount_paid, status FROM invoices.invoices WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+    [targets.map((t) => t.invoice)],
+  );
   // TypeORM answers an UPDATE with [rows, rowCount] on Postgres.
   const [saturated]: [Array<{ id: string }>, number] = await tx.query(
     `UPDATE invoices.invoices i SET amount_paid = LEAST(i.amount_paid + d.amount, $4)
@@ -66,6 +74,38 @@ async function applyPayments(events: ReadonlyArray<{ event: DomainEvent; organiz
   for (const row of saturated as Array<{ id: string; past?: boolean }>) {
     if (row.past) logger.warn({ msg: 'invoice amount_paid at the money range', invoice_id: row.id });
   }
+  await announceBalanceChanges(tx, before);
+}
+
+/**
+ * Each invoice whose balance the batch changed, announced in the same transaction (the outbox): the
+ * invoice as the API now returns it and its amount_paid and status before. The webhook service makes
+ * `invoice.paid` and `invoice.partially_paid` of it; other services' read models keep the latest.
+ */
+async function announceBalanceChanges(tx: EntityManager, before: Array<{ id: string; amount_paid: string; status: string }>): Promise<void> {
+  const previous = new Map(before.map((b) => [b.id, { amount_paid: Number(b.amount_paid), status: b.status }]));
+  const invoices = await tx.getRepository(InvoiceEntity).findBy({ id: In([...previous.keys()]) });
+  const time = new Date().toISOString();
+  const events = invoices
+    .filter((i) => previous.get(i.id)!.amount_paid !== i.amountPaid)
+    .map((i) => {
+      const view = invoiceView(i);
+      return {
+        id: uuidv7(),
+        key: view.id,
+        payload: {
+          specversion: '1.0',
+          id: uuidv7(),
+          source: '/invoicing/invoice-service',
+          type: INVOICE_BALANCE_CHANGED_TYPE,
+          subject: view.id,
+          time,
+          datacontenttype: 'application/json',
+          data: { organization_id: toPublicId('org', i.organizationId), object: view, previous: previous.get(i.id)! },
+        },
+      };
+    });
+  if (events.length > 0) await enqueueEvents(tx, 'invoices', DOMAIN_TOPIC, events);
 }
 
 export const INVOICE_RESOURCE = defineResource<InvoiceEntity, CreateInvoiceRequest>('invoices', {

@@ -1,4 +1,4 @@
-import { DOMAIN_EVENT_TYPES, MONEY_MAX, newId, parsePublicId } from '@invoicing/contracts';
+import { DOMAIN_EVENT_TYPES, INVOICE_BALANCE_CHANGED_TYPE, MONEY_MAX, newId, parsePublicId, validateDomainEvent } from '@invoicing/contracts';
 import type { DataSource } from 'typeorm';
 import { DEV_SERVICE_TOKEN_KEYS, DomainEventsConsumer, ReferenceResolver, ServiceCredentials } from '@invoicing/resource-api';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -181,6 +181,18 @@ describe('invoices', () => {
     await deliver(payment(700));
     invoice = (await call('GET', url(`/${invoiceId}`), { token })).body;
     expect(invoice).toMatchObject({ amount_paid: 1100, amount_due: 0, status: 'paid' });
+
+    // Each change of the balance is announced with the invoice as it now reads and its balance
+    // before, in the transaction that applied it (the outbox): two changes, the redelivery none.
+    const announced: Array<{ payload: unknown }> = await app.service.app.get<DataSource>(getDataSourceToken()).query(
+      `SELECT payload FROM invoices.outbox WHERE message_key = $1 AND payload->>'type' = $2 ORDER BY id`,
+      [invoiceId, INVOICE_BALANCE_CHANGED_TYPE],
+    );
+    expect(announced.map(({ payload }) => validateDomainEvent(payload).ok)).toEqual([true, true]);
+    expect(announced.map(({ payload }) => (payload as { data: unknown }).data)).toEqual([
+      { organization_id: org, object: expect.objectContaining({ id: invoiceId, amount_paid: 400, status: 'partially_paid' }), previous: { amount_paid: 0, status: 'open' } },
+      { organization_id: org, object: { ...invoice, amount_paid: 1100 }, previous: { amount_paid: 400, status: 'partially_paid' } },
+    ]);
 
     const paid = await call('GET', url('?status=paid'), { token });
     expect((paid.body.data as Array<{ id: string }>).map((i) => i.id)).toEqual([invoiceId]);

@@ -15,7 +15,9 @@ import { figure } from './support/figures';
 import { RawAnswer, send, sendSlowly } from './support/raw-http';
 
 /** The auth service and every resource service from 4621, the gateway on 4629. */
-const PORTS = platformPorts({ first: 4621, gateway: 4629 });
+/** The auth service, every resource service and the webhook service from 4621, the gateway on 4629. */
+const SERVICES_UNDER_TEST = [...API_SERVICES, 'webhook-service'] as const;
+const PORTS = platformPorts({ first: 4621, gateway: 4629, services: SERVICES_UNDER_TEST });
 const URLS = loopbackUrls(PORTS);
 const BASE = process.env.RESILIENCE_BASE_URL ?? `http://127.0.0.1:${PORTS.gateway}`;
 const DATABASE_URL = process.env.RESILIENCE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/invoicing';
@@ -328,7 +330,7 @@ async function countRows(db: Client, tables: string[]): Promise<Record<string, n
 
 beforeAll(async () => {
   if (!process.env.RESILIENCE_BASE_URL) {
-    for (const service of API_SERVICES) {
+    for (const service of SERVICES_UNDER_TEST) {
       await runCommand(service, ['migrate']);
     }
     for (const [name, port] of Object.entries(PORTS)) {
@@ -361,6 +363,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(processes.map((p) => p.stop()));
+  // The endpoints the corpus registered point at an address of the internet: nothing is to be sent
+  // there later by a stack on this database.
+  if (organizationId) {
+    const db = new Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    await db.query(`UPDATE webhooks.endpoints SET deleted_at = now(), status = 'disabled' WHERE organization_id = $1`, [organizationId]).catch(() => undefined);
+    await db.query(`UPDATE webhooks.deliveries SET status = 'failed', next_attempt_at = NULL WHERE organization_id = $1 AND status = 'pending'`, [organizationId]).catch(() => undefined);
+    await db.end();
+  }
 });
 
 function targets(): Target[] {
@@ -405,6 +416,18 @@ function targets(): Target[] {
       'vendor',
       'incurred_on',
     ], ['amount'], { dates: ['incurred_on'] }),
+    {
+      name: 'POST /api/v1/webhook-endpoints',
+      path: '/api/v1/webhook-endpoints',
+      format: 'problem',
+      // A literal public address: nothing to resolve on a machine without a resolver, and private
+      // addresses are refused here (WEBHOOK_ALLOW_PRIVATE_URLS is off, the default).
+      valid: async () => ({ url: 'https://93.184.215.14/hooks', enabled_events: ['api_key.expiring'], description: 'ERP' }),
+      headers: bearer,
+      strings: ['url', 'description', 'enabled_events.0'],
+      numbers: [],
+      table: 'webhooks.endpoints',
+    },
     {
       name: 'POST /api/v1/settings/api-keys',
       path: '/api/v1/settings/api-keys',

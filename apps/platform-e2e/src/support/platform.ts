@@ -1,7 +1,7 @@
-import { ServiceName as PlatformService, serviceUrlVariable } from '@invoicing/contracts';
+import { SERVICES, ServiceName as PlatformService, serviceUrlVariable } from '@invoicing/contracts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { API_SERVICES } from './ports';
+import { ALL_SERVICES } from './ports';
 import { kafka, runCommand, ServiceName, ServiceProcess, startService } from './processes';
 
 const run = promisify(execFile);
@@ -67,8 +67,8 @@ export interface Platform {
   stop(): Promise<void>;
 }
 
-/** The services whose `migrate` command creates their schema: the auth service and every resource service. */
-const WITH_MIGRATIONS: readonly ServiceName[] = API_SERVICES;
+/** The services whose `migrate` command creates their schema: every one but the settings page. */
+const WITH_MIGRATIONS: readonly ServiceName[] = ALL_SERVICES.filter((s) => SERVICES[s].kind !== 'web');
 
 /**
  * The platform for one spec: the services of `ports` (or only those in `start`) as processes, each

@@ -14,6 +14,8 @@ interface Claimed {
   event_id: string;
   organization_id: string;
   attempts: number;
+  /** The hold this instance took (as Postgres prints it, to the microsecond): the result is recorded only while it is still this one. */
+  lock_token: string;
   url: string;
   signature_scheme: SignatureScheme;
   secret: Buffer;
@@ -25,6 +27,8 @@ interface Claimed {
 const LOCK_MARGIN_MS = 30_000;
 /** Endpoints looked at per claim: the oldest due first. */
 const ENDPOINTS_PER_CLAIM = 500;
+/** How often the retention purge runs (each instance). */
+const PURGE_EVERY_MS = 10 * 60_000;
 
 /**
  * Sends due deliveries. Any number of instances run it: a delivery is claimed with `FOR UPDATE SKIP
@@ -44,7 +48,8 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
   private again = false;
   private stopped = true;
   private timer: NodeJS.Timeout | null = null;
-  private lastPurge = 0;
+  private purgeTimer: NodeJS.Timeout | null = null;
+  private purging = false;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -55,11 +60,15 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
   onModuleInit(): void {
     this.stopped = false;
     this.schedule(0);
+    // The purge on a timer of its own: a long one never holds up the claims.
+    this.purgeTimer = setInterval(() => void this.purgeExpired().catch((e: Error) => this.logger.warn(`purge: ${e.message}`)), PURGE_EVERY_MS);
+    this.purgeTimer.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.purgeTimer) clearInterval(this.purgeTimer);
     // Attempts in flight finish (each within its deadline) and record their result.
     await Promise.allSettled([...this.running]);
   }
@@ -92,7 +101,6 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
         for (const delivery of claimed) this.track(this.attempt(delivery));
         if (claimed.length === room) this.again = true;
       } while (this.again && !this.stopped);
-      await this.purgeExpired();
     } catch (e) {
       this.logger.warn(`delivery loop: ${(e as Error).message}`);
     } finally {
@@ -112,36 +120,64 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
     this.running.add(done);
   }
 
+  /**
+   * Claims up to `limit` due deliveries. Only enabled endpoints, and only those with room: fewer than
+   * WEBHOOK_CONCURRENCY_PER_ENDPOINT attempts in flight (on every instance), in an organization with
+   * fewer than WEBHOOK_CONCURRENCY_PER_ORGANIZATION: a tenant's dead endpoints can hold no more than
+   * that, however many it registers. The oldest due endpoint first.
+   */
   private claim(limit: number): Promise<Claimed[]> {
-    return queryRows(this.db, 
-      `WITH due AS (
+    return queryRows(
+      this.db,
+      `WITH busy AS (
+         SELECT endpoint_id, organization_id, count(*) AS n FROM webhooks.deliveries
+         WHERE status = 'pending' AND locked_until > now() GROUP BY endpoint_id, organization_id
+       ), busy_org AS (
+         SELECT organization_id, sum(n) AS n FROM busy GROUP BY organization_id
+       ), due AS (
          SELECT d.endpoint_id, min(d.next_attempt_at) AS first_due
          FROM webhooks.deliveries d
-         WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-         GROUP BY d.endpoint_id ORDER BY first_due LIMIT $4
-       ), picked AS (
-         SELECT p.endpoint_id, p.event_id
+         WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until <= now())
+         GROUP BY d.endpoint_id
+       ), candidates AS (
+         SELECT due.endpoint_id, due.first_due, ep.organization_id, $2 - coalesce(b.n, 0) AS room, coalesce(bo.n, 0) AS org_busy
          FROM due
          JOIN webhooks.endpoints ep ON ep.id = due.endpoint_id AND ep.status = 'enabled' AND ep.deleted_at IS NULL
+         LEFT JOIN busy b ON b.endpoint_id = due.endpoint_id
+         LEFT JOIN busy_org bo ON bo.organization_id = ep.organization_id
+         WHERE coalesce(b.n, 0) < $2 AND coalesce(bo.n, 0) < $5
+         ORDER BY due.first_due LIMIT $4
+       ), picked AS (
+         SELECT p.endpoint_id, p.event_id, c.first_due, c.organization_id, c.org_busy, p.next_attempt_at
+         FROM candidates c
          CROSS JOIN LATERAL (
-           SELECT d.endpoint_id, d.event_id FROM webhooks.deliveries d
-           WHERE d.endpoint_id = due.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+           SELECT d.endpoint_id, d.event_id, d.next_attempt_at FROM webhooks.deliveries d
+           WHERE d.endpoint_id = c.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
              AND (d.locked_until IS NULL OR d.locked_until <= now())
            ORDER BY d.next_attempt_at
-           LIMIT greatest(0, $2 - (SELECT count(*) FROM webhooks.deliveries b
-                                   WHERE b.endpoint_id = due.endpoint_id AND b.status = 'pending' AND b.locked_until > now()))
+           LIMIT c.room
            FOR UPDATE OF d SKIP LOCKED
          ) p
-         ORDER BY due.first_due
-         LIMIT $1
+       ), fair AS (
+         SELECT endpoint_id, event_id, first_due, next_attempt_at,
+           org_busy + row_number() OVER (PARTITION BY organization_id ORDER BY first_due, next_attempt_at) AS org_nth
+         FROM picked
+       ), chosen AS (
+         SELECT endpoint_id, event_id FROM fair WHERE org_nth <= $5 ORDER BY first_due, next_attempt_at LIMIT $1
        )
        UPDATE webhooks.deliveries d SET locked_until = now() + make_interval(secs => $3::double precision / 1000)
-       FROM picked, webhooks.endpoints ep, webhooks.events ev
-       WHERE d.endpoint_id = picked.endpoint_id AND d.event_id = picked.event_id AND ep.id = d.endpoint_id AND ev.id = d.event_id
+       FROM chosen, webhooks.endpoints ep, webhooks.events ev
+       WHERE d.endpoint_id = chosen.endpoint_id AND d.event_id = chosen.event_id AND ep.id = d.endpoint_id AND ev.id = d.event_id
          AND (d.locked_until IS NULL OR d.locked_until <= now())
-       RETURNING d.endpoint_id, d.event_id, d.organization_id, d.attempts, ep.url, ep.signature_scheme, ep.secret,
+       RETURNING d.endpoint_id, d.event_id, d.organization_id, d.attempts, d.locked_until::text AS lock_token, ep.url, ep.signature_scheme, ep.secret,
          CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END AS previous_secret, ev.payload`,
-      [limit, this.config.WEBHOOK_CONCURRENCY_PER_ENDPOINT, this.config.WEBHOOK_ATTEMPT_TIMEOUT_MS + LOCK_MARGIN_MS, ENDPOINTS_PER_CLAIM],
+      [
+        limit,
+        this.config.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+        this.config.WEBHOOK_ATTEMPT_TIMEOUT_MS + LOCK_MARGIN_MS,
+        ENDPOINTS_PER_CLAIM,
+        this.config.WEBHOOK_CONCURRENCY_PER_ORGANIZATION,
+      ],
     );
   }
 
@@ -181,17 +217,25 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
          INSERT INTO webhooks.attempts (id, organization_id, endpoint_id, event_id, attempt, succeeded, response_status, latency_ms, error, response_body)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ), d AS (
+         -- Only while the hold is still this attempt's: a delivery deleted, resent or replayed in
+         -- the meantime (or, past the hold, claimed again elsewhere) is not overwritten.
          UPDATE webhooks.deliveries SET attempts = $5, locked_until = NULL,
            status = CASE WHEN $6 THEN 'succeeded' WHEN $11::double precision IS NULL THEN 'failed' ELSE 'pending' END,
            next_attempt_at = CASE WHEN $6 OR $11::double precision IS NULL THEN NULL ELSE now() + make_interval(secs => $11::double precision / 1000) END
-         WHERE endpoint_id = $3 AND event_id = $4
+         WHERE endpoint_id = $3 AND event_id = $4 AND status = 'pending' AND locked_until = $13::timestamptz
+       ), health AS (
+         UPDATE webhooks.endpoints SET
+           failing_since = CASE WHEN $6 THEN NULL ELSE coalesce(failing_since, now()) END,
+           status = CASE WHEN NOT $6 AND status = 'enabled' AND failing_since < now() - make_interval(secs => $12::double precision / 1000) THEN 'disabled' ELSE status END,
+           disabled_reason = CASE WHEN NOT $6 AND status = 'enabled' AND failing_since < now() - make_interval(secs => $12::double precision / 1000) THEN 'failing' ELSE disabled_reason END
+         WHERE id = $3
+         RETURNING status = 'disabled' AND disabled_reason = 'failing' AND NOT $6 AS disabled
+       ), paused AS (
+         -- Disabled now: its other deliveries wait (no next attempt) until it is enabled again.
+         UPDATE webhooks.deliveries SET next_attempt_at = NULL
+         WHERE endpoint_id = $3 AND status = 'pending' AND locked_until IS NULL AND (SELECT disabled FROM health)
        )
-       UPDATE webhooks.endpoints SET
-         failing_since = CASE WHEN $6 THEN NULL ELSE coalesce(failing_since, now()) END,
-         status = CASE WHEN NOT $6 AND failing_since < now() - make_interval(secs => $12::double precision / 1000) THEN 'disabled' ELSE status END,
-         disabled_reason = CASE WHEN NOT $6 AND failing_since < now() - make_interval(secs => $12::double precision / 1000) THEN 'failing' ELSE disabled_reason END
-       WHERE id = $3
-       RETURNING status = 'disabled' AND disabled_reason = 'failing' AND NOT $6 AS disabled`,
+       SELECT disabled FROM health`,
       [
         parsePublicId('wat', newId('wat')),
         d.organization_id,
@@ -205,18 +249,32 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
         r.body === null ? null : r.body.split(String.fromCharCode(0)).join(''),
         nextDelayMs,
         this.config.WEBHOOK_DISABLE_AFTER_MS,
+        d.lock_token,
       ],
     );
     if (row?.disabled) this.logger.warn(`endpoint ${toPublicId('wep', d.endpoint_id)} disabled: every attempt has failed for ${this.config.WEBHOOK_DISABLE_AFTER_MS} ms`);
   }
 
-  /** Events past the retention go, with their deliveries and attempts; at most hourly, in bounded batches. */
+  /**
+   * Events past the retention go, with their deliveries and attempts: batches of 5,000 until none
+   * is left or 20 s have gone by (the next run goes on), so that retention keeps up with any volume
+   * without one long statement.
+   */
   private async purgeExpired(): Promise<void> {
-    if (Date.now() - this.lastPurge < 3600_000) return;
-    this.lastPurge = Date.now();
-    await queryRows(this.db, 
-      `DELETE FROM webhooks.events WHERE id IN (SELECT id FROM webhooks.events WHERE created_at < now() - make_interval(days => $1) LIMIT 10000)`,
-      [WEBHOOK_LIMITS.eventRetentionDays],
-    );
+    if (this.purging) return;
+    this.purging = true;
+    try {
+      const until = Date.now() + 20_000;
+      while (Date.now() < until && !this.stopped) {
+        const deleted = await queryRows<{ id: string }>(
+          this.db,
+          `DELETE FROM webhooks.events WHERE id IN (SELECT id FROM webhooks.events WHERE created_at < now() - make_interval(days => $1) LIMIT 5000) RETURNING id`,
+          [WEBHOOK_LIMITS.eventRetentionDays],
+        );
+        if (deleted.length < 5000) break;
+      }
+    } finally {
+      this.purging = false;
+    }
   }
 }

@@ -4,12 +4,12 @@ import { checkUrl, isPublicAddress, UrlRefused } from './url-policy';
 import { sendAttempt } from './sender';
 
 describe('url policy (server-side request forgery)', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '64:ff9b::a00:1', 'not-an-ip'])(
+  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '3fff::1', '0:0:0:0:0:ffff:7f00:1', 'not-an-ip'])(
     'refuses %s',
     (address) => expect(isPublicAddress(address)).toBe(false),
   );
 
-  it.each(['93.184.215.14', '1.1.1.1', '2606:4700:4700::1111', '::ffff:93.184.215.14'])('allows the public address %s', (address) => expect(isPublicAddress(address)).toBe(true));
+  it.each(['93.184.215.14', '1.1.1.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:93.184.215.14'])('allows the public address %s', (address) => expect(isPublicAddress(address)).toBe(true));
 
   const resolveTo = (addresses: string[]) => ({ allowPrivate: false, resolve: async () => addresses });
 

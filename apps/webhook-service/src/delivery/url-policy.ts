@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { lookup as dnsLookup, LookupAddress } from 'node:dns';
+import { lookup as dnsLookup, LookupAddress, promises as dnsPromises } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 
 /**
@@ -38,7 +38,9 @@ for (const [net, prefix] of [
   ['64:ff9b:1::', 48],
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
+  ['2001::', 23], // IETF protocol assignments: Teredo (2001::/32, embeds an IPv4 address) among them
   ['2002::', 16], // 6to4: embeds an IPv4 address
+  ['3fff::', 20], // documentation
   ['fc00::', 7], // unique local (fd00:ec2::254, a metadata address, among them)
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
@@ -68,10 +70,30 @@ export interface UrlPolicyOptions {
   resolve?: (host: string) => Promise<string[]>;
 }
 
-function defaultResolve(host: string): Promise<string[]> {
+/**
+ * DNS over c-ares, each query bounded (2 s, 2 tries): `dns.lookup` runs on libuv's four-thread pool
+ * and cannot be cancelled, so a tenant's names whose servers never answer would hold every thread
+ * and stall every other tenant's lookups (and ours of Postgres). No hosts file: a name must be in
+ * the DNS, which is what a public endpoint is.
+ */
+const resolver = new dnsPromises.Resolver({ timeout: 2000, tries: 2 });
+
+async function publicResolve(host: string): Promise<string[]> {
+  const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+  const addresses = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+  if (addresses.length === 0) throw Object.assign(new Error(`${host} does not resolve`), { code: 'ENOTFOUND' });
+  return addresses;
+}
+
+/** For local development (private URLs allowed): the system resolver, hosts file and `localhost` included. */
+function systemResolve(host: string): Promise<string[]> {
   return new Promise((resolve, reject) =>
     dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve((addresses as LookupAddress[]).map((a) => a.address)))),
   );
+}
+
+function defaultResolve(options: UrlPolicyOptions): (host: string) => Promise<string[]> {
+  return options.resolve ?? (options.allowPrivate ? systemResolve : publicResolve);
 }
 
 /** Host of a URL without IPv6 brackets. */
@@ -110,7 +132,7 @@ export async function checkUrl(text: string, options: UrlPolicyOptions): Promise
   if (isIP(host)) addresses = [host];
   else {
     try {
-      addresses = await (options.resolve ?? defaultResolve)(host);
+      addresses = await defaultResolve(options)(host);
     } catch {
       throw new UrlRefused('has a host name that does not resolve');
     }
@@ -126,7 +148,7 @@ export async function checkUrl(text: string, options: UrlPolicyOptions): Promise
  */
 export function guardedLookup(options: UrlPolicyOptions): LookupFunction {
   return (hostname, lookupOptions, callback) => {
-    (options.resolve ?? defaultResolve)(hostname).then(
+    defaultResolve(options)(hostname).then(
       (addresses) => {
         const allowed = options.allowPrivate ? addresses : addresses.every(isPublicAddress) ? addresses : [];
         if (allowed.length === 0) {

@@ -23,6 +23,7 @@ import { checkUrl, UrlRefused } from '../delivery/url-policy';
 import { SecretBox } from '../signing/secret-box';
 import { newSigningSecret, publicKeyOf } from '../signing/standard-webhooks';
 import { parseCursorQuery, toPage } from '../events/list-query';
+import { ActionLimit } from './action-limit';
 import { ENDPOINT_COLUMNS, EndpointRow, endpointView } from './endpoint-view';
 
 const validateCreate = compileBody<CreateWebhookEndpointRequest>(CREATE_WEBHOOK_ENDPOINT_SCHEMA);
@@ -44,6 +45,7 @@ export class EndpointsService {
     private readonly config: WebhookConfig,
     private readonly box: SecretBox,
     private readonly worker: DeliveryWorker,
+    private readonly actions: ActionLimit,
   ) {}
 
   private async checkedUrl(url: string): Promise<string> {
@@ -132,7 +134,8 @@ export class EndpointsService {
          enabled_events = coalesce($6, enabled_events),
          status = coalesce($7, status),
          disabled_reason = CASE WHEN $7 = 'disabled' THEN 'requested' WHEN $7 = 'enabled' THEN NULL ELSE disabled_reason END,
-         failing_since = CASE WHEN $7 = 'enabled' THEN NULL ELSE failing_since END,
+         -- A new URL, or enabled again: its failures so far say nothing about what comes next.
+         failing_since = CASE WHEN $7 = 'enabled' OR $3::text IS NOT NULL THEN NULL ELSE failing_since END,
          updated_at = now()
        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL
        RETURNING ${ENDPOINT_COLUMNS}`,
@@ -147,7 +150,13 @@ export class EndpointsService {
       ],
     );
     if (!updated) throw ProblemException.notFound('webhook endpoint');
-    if (request.status === 'enabled') this.worker.kick();
+    if (request.status === 'disabled') {
+      // Paused: no next attempt, so they neither go out nor weigh on the claims, until enabled again.
+      await queryRows(this.db, `UPDATE webhooks.deliveries SET next_attempt_at = NULL WHERE endpoint_id = $1 AND status = 'pending' AND locked_until IS NULL`, [row.id]);
+    } else if (request.status === 'enabled') {
+      await queryRows(this.db, `UPDATE webhooks.deliveries SET next_attempt_at = now() WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at IS NULL`, [row.id]);
+      this.worker.kick();
+    }
     return endpointView(updated);
   }
 
@@ -163,8 +172,8 @@ export class EndpointsService {
 
   /**
    * A new secret; the old one keeps signing beside it for 24 hours (both signatures in the header),
-   * so a receiver can switch without losing a delivery. Rolling again within the overlap drops the
-   * oldest.
+   * so a receiver can switch without losing a delivery. Rolling again within the overlap ends the
+   * oldest at once (two secrets sign at most).
    */
   async rollSecret(caller: CallerIdentity, publicId: string) {
     const row = await this.find(caller, publicId);
@@ -175,12 +184,15 @@ export class EndpointsService {
        WHERE id = $1 AND deleted_at IS NULL RETURNING ${ENDPOINT_COLUMNS}`,
       [row.id, this.box.seal(secret.key, row.id), SECRET_OVERLAP_MS],
     );
+    // Deleted between the read and the roll.
+    if (!updated) throw ProblemException.notFound('webhook endpoint');
     return endpointView(updated, shown);
   }
 
   /** A `webhook_endpoint.test` event, delivered to this endpoint only (whatever its types). */
   async sendTest(caller: CallerIdentity, publicId: string) {
     const row = await this.find(caller, publicId);
+    this.actions.take(caller.organizationId);
     const eventId = newId('wev');
     const createdAt = new Date().toISOString();
     const payload = JSON.stringify({
@@ -228,6 +240,7 @@ export class EndpointsService {
     const { since } = validateReplay(body);
     const row = await this.find(caller, publicId);
     if (row.status !== 'enabled') throw new ProblemException(409, 'The endpoint is disabled; enable it before replaying deliveries to it.');
+    this.actions.take(caller.organizationId);
     const result: Array<{ event_id: string }> = await queryRows(this.db, 
       `UPDATE webhooks.deliveries d SET status = 'pending', attempts = 0, next_attempt_at = now(), locked_until = NULL
        FROM (SELECT d2.event_id FROM webhooks.deliveries d2 JOIN webhooks.events e ON e.id = d2.event_id

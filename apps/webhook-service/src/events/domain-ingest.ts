@@ -5,15 +5,16 @@ import {
   createdEventType,
   DOMAIN_EVENT_TYPES,
   DOMAIN_TOPIC,
+  DomainEvent,
   DomainObjectKind,
+  INVOICE_BALANCE_CHANGED_TYPE,
   newId,
   parsePublicId,
-  RESOURCE_MANIFEST,
-  RESOURCES,
   validateDomainEvent,
   WEBHOOK_EVENT_CATALOGUE,
   WEBHOOK_LIMITS,
   WEBHOOK_PAYLOAD_VERSION,
+  WebhookEventType,
 } from '@invoicing/contracts';
 import { BatchedMessage, jsonValueOf, KafkaEventTransport, processTogether } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
@@ -22,7 +23,18 @@ import { WebhookConfig } from '../config';
 import { DeliveryWorker } from '../delivery/delivery-worker';
 
 const KIND_OF_TYPE = new Map(Object.entries(DOMAIN_EVENT_TYPES).map(([kind, type]) => [type as string, kind as DomainObjectKind]));
-const RESOURCE_OF_KIND = new Map(RESOURCES.map((r) => [RESOURCE_MANIFEST[r].kind as string, r]));
+
+/**
+ * The webhook event a domain event makes: `<kind>.created` of a creation; of an invoice's balance
+ * change, `invoice.paid` when it became paid, else `invoice.partially_paid` (the balance moved).
+ */
+export function webhookTypeOf(event: DomainEvent): WebhookEventType | null {
+  if (event.type === INVOICE_BALANCE_CHANGED_TYPE) {
+    return event.data.object.status === 'paid' && event.data.previous?.status !== 'paid' ? 'invoice.paid' : 'invoice.partially_paid';
+  }
+  const kind = KIND_OF_TYPE.get(event.type);
+  return kind ? createdEventType(kind) : null;
+}
 
 /** An event ready to be stored: what {@link storeEvents} inserts. */
 export interface NewWebhookEvent {
@@ -33,6 +45,8 @@ export interface NewWebhookEvent {
   scope: string;
   createdAt: string;
   object: Record<string, unknown>;
+  /** On a change: the changed fields' values before it (`data.previous_attributes`). */
+  previous?: Record<string, unknown>;
 }
 
 /**
@@ -47,7 +61,8 @@ export async function storeEvents(db: Pick<DataSource, 'query'>, events: NewWebh
   for (const e of events) {
     const id = newId('wev');
     ids.push(parsePublicId('wev', id)!);
-    payloads.push(JSON.stringify({ object: 'event', id, type: e.type, api_version: WEBHOOK_PAYLOAD_VERSION, created_at: e.createdAt, data: { object: e.object } }));
+    const data = e.previous ? { object: e.object, previous_attributes: e.previous } : { object: e.object };
+    payloads.push(JSON.stringify({ object: 'event', id, type: e.type, api_version: WEBHOOK_PAYLOAD_VERSION, created_at: e.createdAt, data }));
   }
   const rows: Array<{ deliveries: string }> = await queryRows(db, 
     `WITH input AS (
@@ -81,7 +96,7 @@ export async function storeEvents(db: Pick<DataSource, 'query'>, events: NewWebh
 
 /**
  * `invoicing.domain.v1` → events: every object created on the platform becomes a `<kind>.created`
- * event of its organization. A `once-per-service` batch subscription: the instances share the work,
+ * event of its organization, an invoice's balance change `invoice.paid` or `invoice.partially_paid`. A `once-per-service` batch subscription: the instances share the work,
  * each batch is one transaction, and a batch that fails (Postgres down) is delivered again.
  */
 @Injectable()
@@ -115,15 +130,22 @@ export class DomainIngest {
         continue;
       }
       const event = checked.value;
-      const kind = KIND_OF_TYPE.get(event.type);
+      const type = webhookTypeOf(event);
       const organizationId = parsePublicId('org', event.data.organization_id);
-      if (!kind || !organizationId) continue;
+      if (!type || !organizationId) continue;
       const createdAt = new Date(event.time);
       // The topic is compacted and read from its start by a new consumer group: objects created
       // before the retention window are history, not events to list or send.
       if (createdAt.getTime() < oldest) continue;
-      const type = createdEventType(kind);
-      events.push({ sourceId: event.id, organizationId, type, scope: WEBHOOK_EVENT_CATALOGUE[type].scope ?? RESOURCE_OF_KIND.get(kind)!, createdAt: createdAt.toISOString(), object: event.data.object });
+      events.push({
+        sourceId: event.id,
+        organizationId,
+        type,
+        scope: WEBHOOK_EVENT_CATALOGUE[type].scope,
+        createdAt: createdAt.toISOString(),
+        object: event.data.object,
+        ...(event.data.previous ? { previous: event.data.previous } : {}),
+      });
     }
     return events;
   }

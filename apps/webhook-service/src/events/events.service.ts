@@ -6,6 +6,7 @@ import { compileBody, ProblemException } from '@invoicing/service-kit';
 import type { DataSource } from 'typeorm';
 import { queryRows } from '../database/query';
 import { DeliveryWorker } from '../delivery/delivery-worker';
+import { ActionLimit } from '../endpoints/action-limit';
 import { parseCursorQuery, parseInstant, toPage } from './list-query';
 
 const validateResend = compileBody<{ endpoint?: string }>({
@@ -34,6 +35,7 @@ export class EventsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly worker: DeliveryWorker,
+    private readonly actions: ActionLimit,
   ) {}
 
   /** Newest first, 30 days back at most; `type`, `created[gte]`, `created[lte]`. */
@@ -80,6 +82,7 @@ export class EventsService {
   async resend(caller: CallerIdentity, publicId: string, body: unknown) {
     const { endpoint } = validateResend(body ?? {});
     const event = await this.find(caller, publicId);
+    this.actions.take(caller.organizationId);
     const endpointId = endpoint ? parsePublicId('wep', endpoint) : null;
     if (endpointId) {
       const found = await queryRows(this.db, `SELECT 1 FROM webhooks.endpoints WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND status = 'enabled'`, [

@@ -59,6 +59,32 @@ export async function startWebhookTestApp(env: Record<string, string> = {}) {
   };
 }
 
+/** Publishes domain events (CloudEvents envelopes) as the services' outbox relays would. */
+export async function publishDomainEvents(brokers: string[], events: Array<{ subject: string; type: string; data: unknown }>): Promise<void> {
+  const publisher = new KafkaEventPublisher(createKafka({ brokers, clientId: 'webhook-test-publisher' }));
+  try {
+    await publisher.publish(
+      DOMAIN_TOPIC,
+      events.map((e) => ({
+        key: e.subject,
+        value: JSON.stringify({ specversion: '1.0', id: newId('evt'), source: '/invoicing/test', type: e.type, subject: e.subject, time: new Date().toISOString(), datacontenttype: 'application/json', data: e.data }),
+      })),
+    );
+  } finally {
+    await publisher.close();
+  }
+}
+
+/** An invoice as the API returns it, paid `amountPaid` of 1,000. */
+export function invoiceObject(amountPaid: number) {
+  return {
+    object: 'invoice', id: newId('inv'), created_at: new Date().toISOString(), client_id: newId('cli'), number: 'INV-000001', currency: 'EUR',
+    issue_date: '2026-11-26', due_date: null, status: amountPaid >= 1000 ? 'paid' : amountPaid > 0 ? 'partially_paid' : 'open',
+    line_items: [{ description: 'Work', quantity: 1, unit_price: 1000, tax_rate_bps: 0, product_id: null, amount: 1000, tax: 0 }],
+    subtotal: 1000, tax_total: 0, total: 1000, amount_paid: amountPaid, amount_due: Math.max(1000 - amountPaid, 0), notes: null,
+  };
+}
+
 /** Publishes `client_created` domain events as the client service's outbox relay would. */
 export async function publishClientsCreated(brokers: string[], organizationPublicId: string, count: number): Promise<string[]> {
   const publisher = new KafkaEventPublisher(createKafka({ brokers, clientId: 'webhook-test-publisher' }));
@@ -98,14 +124,18 @@ export interface Received {
 /** A receiver: records every request; `respond` decides each answer (status, optional delay). */
 export async function startReceiver(respond: (r: Received, count: number) => { status: number; delayMs?: number; headers?: Record<string, string> } = () => ({ status: 200 })) {
   const received: Received[] = [];
+  const load = { inFlight: 0, maxInFlight: 0 };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    load.inFlight++;
+    load.maxInFlight = Math.max(load.maxInFlight, load.inFlight);
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const r = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       received.push(r);
       const answer = respond(r, received.length);
       setTimeout(() => {
+        load.inFlight--;
         res.writeHead(answer.status, answer.headers ?? {});
         res.end('ok');
       }, answer.delayMs ?? 0);
@@ -116,6 +146,8 @@ export async function startReceiver(respond: (r: Received, count: number) => { s
   return {
     url,
     received,
+    /** Requests open at once: now, and at most so far. */
+    load,
     async waitFor(predicate: (all: Received[]) => boolean, timeoutMs = 15000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(received)) {

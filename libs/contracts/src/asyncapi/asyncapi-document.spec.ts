@@ -116,7 +116,8 @@ describe(buildAsyncApiDocument.name, () => {
       const { description } = contractSchema(id) as { description?: string };
       if (description) expect({ id, topic: /on topic (\S+) /.exec(description)?.[1] }).toEqual({ id, topic });
     }
-    expect(channelMessages.filter((m) => m.topic === contracts.DOMAIN_TOPIC).map((m) => m.id).sort()).toEqual(Object.values(contracts.DOMAIN_EVENT_TYPES).sort());
+    expect(channelMessages.filter((m) => m.topic === contracts.DOMAIN_TOPIC).map((m) => m.id).sort()).toEqual(Object.keys(contracts.DOMAIN_TOPIC_TYPES).sort());
+    expect(Object.keys(contracts.DOMAIN_TOPIC_TYPES)).toEqual([...Object.values(contracts.DOMAIN_EVENT_TYPES), contracts.INVOICE_BALANCE_CHANGED_TYPE]);
   });
 
   it('has one send operation per channel, with exactly that channel\'s messages', () => {
@@ -208,7 +209,7 @@ describe(buildAsyncApiDocument.name, () => {
     expect(byTopic[contracts.DOMAIN_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['compact'] } });
     expect(byTopic[contracts.AUDIT_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['delete'], 'retention.ms': 604800000 } });
     for (const { id, topic, message } of channelMessages) {
-      const kind = Object.entries(contracts.DOMAIN_EVENT_TYPES).find(([, type]) => type === id)?.[0] as keyof typeof contracts.ID_PREFIXES | undefined;
+      const kind = (contracts.DOMAIN_TOPIC_TYPES as Record<string, string>)[id] as keyof typeof contracts.ID_PREFIXES | undefined;
       const prefix = topic === contracts.REVOCATIONS_TOPIC ? 'key' : topic === contracts.AUDIT_TOPIC ? 'org' : kind && contracts.ID_PREFIXES[kind];
       expect({ id, key: message.bindings.kafka.key.pattern }).toEqual({ id, key: `^${prefix}_[0-9a-f]{32}$` });
     }

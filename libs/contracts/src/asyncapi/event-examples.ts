@@ -1,5 +1,5 @@
 import { AUDIT_EVENT_V1, AuditEventV1 } from '../events/audit-events';
-import { DOMAIN_EVENT_SCHEMAS, DOMAIN_EVENT_TYPES, DomainEvent } from '../events/domain-events';
+import { DOMAIN_EVENT_SCHEMAS, DOMAIN_EVENT_TYPES, DomainEvent, INVOICE_BALANCE_CHANGED_TYPE } from '../events/domain-events';
 import {
   API_KEY_ALLOWED_IPS_CHANGED_V1,
   API_KEY_EXPIRING_V1,
@@ -184,11 +184,19 @@ function domainExample(kind: string, type: string): DomainEvent {
   };
 }
 
+/** A payment applied to an invoice: the invoice now partly paid, and its balance before. */
+function balanceExample(): DomainEvent {
+  const created = domainExample('invoice', INVOICE_BALANCE_CHANGED_TYPE);
+  const object = { ...created.data.object, amount_paid: 5000, status: 'partially_paid' };
+  return { ...created, id: '0192d5a0-c3b8-7a6e-9f1d-2c3b4a596891', time: TIME, data: { ...created.data, object, previous: { amount_paid: 0, status: 'open' } } };
+}
+
 /** One example event per CloudEvents `type` of every topic. */
 export function eventExamples(): Record<string, CloudEvent<string, unknown>> {
   return {
     ...AUTH_TOPIC_EXAMPLES,
     ...Object.fromEntries(Object.entries(DOMAIN_EVENT_TYPES).map(([kind, type]) => [type, domainExample(kind, type)])),
+    [INVOICE_BALANCE_CHANGED_TYPE]: balanceExample(),
     [AUDIT_EVENT_V1]: AUDIT_EXAMPLE,
   };
 }

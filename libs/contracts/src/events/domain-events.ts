@@ -17,16 +17,31 @@ type EventTypes = { [R in keyof Manifest as Manifest[R]['kind']]: `invoicing.${R
 export const DOMAIN_EVENT_TYPES = Object.fromEntries(
   RESOURCES.map((r) => [RESOURCE_MANIFEST[r].kind, `invoicing.${r}.${RESOURCE_MANIFEST[r].kind}_created.v1`]),
 ) as EventTypes;
-export type DomainEventType = EventTypes[DomainObjectKind];
+/**
+ * A payment changed an invoice's balance: the invoice as the API now returns it, and its
+ * `amount_paid` and `status` before (`previous`). Keyed by the invoice's id like its creation, so
+ * the compacted topic keeps the latest state of each invoice.
+ */
+export const INVOICE_BALANCE_CHANGED_TYPE = 'invoicing.invoices.invoice_balance_changed.v1';
+
+export type DomainEventType = EventTypes[DomainObjectKind] | typeof INVOICE_BALANCE_CHANGED_TYPE;
+
+/** Every type of the domain topic, with the kind of object it carries. */
+export const DOMAIN_TOPIC_TYPES = {
+  ...(Object.fromEntries(Object.entries(DOMAIN_EVENT_TYPES).map(([kind, type]) => [type, kind])) as Record<EventTypes[DomainObjectKind], DomainObjectKind>),
+  [INVOICE_BALANCE_CHANGED_TYPE]: 'invoice',
+} as Readonly<Record<DomainEventType, DomainObjectKind>>;
 
 export interface DomainEventData {
   organization_id: string;
-  /** The created object exactly as the API returned it. */
+  /** The object exactly as the API returned it (created) or now returns it (changed). */
   object: { object: string; id: string; created_at: string } & Record<string, unknown>;
+  /** Only on a change: the changed fields' values before it. */
+  previous?: Record<string, unknown>;
 }
 export type DomainEvent = CloudEvent<DomainEventType, DomainEventData>;
 
-function envelope(type: string, objectSchema: Record<string, unknown>) {
+function envelope(type: string, objectSchema: Record<string, unknown>, previous?: Record<string, unknown>) {
   const { $id: _id, ...inlined } = objectSchema;
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -44,17 +59,28 @@ function envelope(type: string, objectSchema: Record<string, unknown>) {
       data: {
         type: 'object',
         additionalProperties: false,
-        required: ['organization_id', 'object'],
-        properties: { organization_id: { type: 'string', pattern: '^org_[0-9a-f]{32}$' }, object: inlined },
+        required: ['organization_id', 'object', ...(previous ? ['previous'] : [])],
+        properties: { organization_id: { type: 'string', pattern: '^org_[0-9a-f]{32}$' }, object: inlined, ...(previous ? { previous } : {}) },
       },
     },
   };
 }
 
 /** JSON Schema of each domain event type, keyed by CloudEvents `type`. */
-export const DOMAIN_EVENT_SCHEMAS = Object.fromEntries(
-  RESOURCES.map((r) => [DOMAIN_EVENT_TYPES[RESOURCE_MANIFEST[r].kind], envelope(DOMAIN_EVENT_TYPES[RESOURCE_MANIFEST[r].kind], RESOURCE_MANIFEST[r].objectSchema)]),
-) as unknown as Record<DomainEventType, Record<string, unknown>>;
+export const DOMAIN_EVENT_SCHEMAS = {
+  ...Object.fromEntries(
+    RESOURCES.map((r) => [DOMAIN_EVENT_TYPES[RESOURCE_MANIFEST[r].kind], envelope(DOMAIN_EVENT_TYPES[RESOURCE_MANIFEST[r].kind], RESOURCE_MANIFEST[r].objectSchema)]),
+  ),
+  [INVOICE_BALANCE_CHANGED_TYPE]: {
+    ...envelope(INVOICE_BALANCE_CHANGED_TYPE, RESOURCE_MANIFEST.invoices.objectSchema, {
+      type: 'object',
+      additionalProperties: false,
+      required: ['amount_paid', 'status'],
+      properties: { amount_paid: { type: 'integer', minimum: 0 }, status: { enum: ['open', 'partially_paid', 'paid'] } },
+    }),
+    description: `An event on topic ${DOMAIN_TOPIC} (key: the invoice id): a payment changed the invoice's balance; data.previous holds amount_paid and status before it.`,
+  },
+} as unknown as Record<DomainEventType, Record<string, unknown>>;
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 addFormats(ajv);

@@ -2,6 +2,7 @@ import * as api from '../api';
 import { AUDIT_EVENT_TYPES } from '../events/audit-events';
 import { RESOURCE_MANIFEST, RESOURCES } from '../manifest';
 import { ALL_SCOPES } from '../scopes';
+import * as webhooks from '../webhooks/webhooks';
 import { codeSamples } from './code-samples';
 
 /**
@@ -363,6 +364,200 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
     };
   }
 
+  // Webhook endpoints and the events sent to them (docs/api.md section 15).
+  const bearerCommon = {
+    401: problemResponse('Missing, malformed, expired, revoked or wrongly signed token', wwwAuthenticate),
+    403: problemResponse("The token lacks the scope, or the request comes from an address outside its API key's allowed_ips", wwwAuthenticate),
+    503: problemResponse('A dependency is unavailable', retryAfter),
+  };
+  const endpointRef = ref(webhooks.WEBHOOK_ENDPOINT_SCHEMA);
+  const eventRef = ref(webhooks.WEBHOOK_EVENT_SCHEMA);
+  ref(webhooks.WEBHOOK_ATTEMPT_SCHEMA);
+  const endpointId = { name: 'id', in: 'path', required: true, schema: api.idOf('wep') };
+  const eventId = { name: 'id', in: 'path', required: true, schema: api.idOf('wev') };
+  const paging = (prefix: string) => [
+    { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+    { name: 'starting_after', in: 'query', schema: api.idOf(prefix), description: 'The last id of the previous page.' },
+  ];
+  const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
+  const tag = 'webhooks';
+  const write = [{ bearer: ['write:webhook_endpoints'] }];
+  const read = [{ bearer: ['read:webhook_endpoints'] }];
+  const notFound = problemResponse("Absent, deleted, or another organization's");
+  paths['/api/v1/webhook-endpoints'] = {
+    post: {
+      tags: [tag],
+      operationId: 'createWebhookEndpoint',
+      summary: 'Register a webhook endpoint',
+      description: `The answer carries the endpoint's signing secret (whsec_..., or the whpk_... public key of a v1a endpoint): shown once. At most ${webhooks.WEBHOOK_LIMITS.endpointsPerOrganization} endpoints per organization. The url must be https and resolve to public addresses only.`,
+      security: write,
+      requestBody: { required: true, content: { 'application/json': { schema: ref(webhooks.CREATE_WEBHOOK_ENDPOINT_SCHEMA) } } },
+      responses: { 201: json(endpointRef, 'Registered, with its secret'), 409: problemResponse('The organization has as many endpoints as allowed'), 422: problemResponse('A field fails validation (a url that is not https, or resolves to a private address)'), ...bearerCommon },
+    },
+    get: {
+      tags: [tag],
+      operationId: 'listWebhookEndpoints',
+      summary: 'List webhook endpoints, newest first',
+      security: read,
+      parameters: paging('wep'),
+      responses: { 200: json(api.listOf('#/components/schemas/WebhookEndpoint'), 'A page'), 400: problemResponse('Bad query parameter'), ...bearerCommon },
+    },
+  };
+  paths['/api/v1/webhook-endpoints/{id}'] = {
+    get: { tags: [tag], operationId: 'getWebhookEndpoint', summary: 'Get a webhook endpoint', security: read, parameters: [endpointId], responses: { 200: json(endpointRef, 'The endpoint'), 404: notFound, ...bearerCommon } },
+    patch: {
+      tags: [tag],
+      operationId: 'updateWebhookEndpoint',
+      summary: 'Change, disable or enable a webhook endpoint',
+      security: write,
+      parameters: [endpointId],
+      requestBody: { required: true, content: { 'application/json': { schema: ref(webhooks.UPDATE_WEBHOOK_ENDPOINT_SCHEMA) } } },
+      responses: { 200: json(endpointRef, 'The endpoint'), 404: notFound, 422: problemResponse('A field fails validation'), ...bearerCommon },
+    },
+    delete: {
+      tags: [tag],
+      operationId: 'deleteWebhookEndpoint',
+      summary: 'Delete a webhook endpoint',
+      description: 'Nothing is sent to it again; its pending deliveries are dropped.',
+      security: write,
+      parameters: [endpointId],
+      responses: {
+        200: json({ type: 'object', required: ['object', 'id', 'deleted'], properties: { object: { const: 'webhook_endpoint' }, id: api.idOf('wep'), deleted: { const: true } } }, 'Deleted'),
+        404: notFound,
+        ...bearerCommon,
+      },
+    },
+  };
+  paths['/api/v1/webhook-endpoints/{id}/roll-secret'] = {
+    post: {
+      tags: [tag],
+      operationId: 'rollWebhookEndpointSecret',
+      summary: "Roll a webhook endpoint's signing secret",
+      description: 'The new secret is shown once; the previous one keeps signing beside it (two signatures in webhook-signature) for 24 hours.',
+      security: write,
+      parameters: [endpointId],
+      responses: { 200: json(endpointRef, 'The endpoint with its new secret'), 404: notFound, ...bearerCommon },
+    },
+  };
+  paths['/api/v1/webhook-endpoints/{id}/test'] = {
+    post: {
+      tags: [tag],
+      operationId: 'sendWebhookTestEvent',
+      summary: 'Send a test event to a webhook endpoint',
+      security: write,
+      parameters: [endpointId],
+      responses: { 202: json(eventRef, `The ${webhooks.WEBHOOK_TEST_EVENT_TYPE} event, queued for this endpoint`), 404: notFound, ...bearerCommon },
+    },
+  };
+  paths['/api/v1/webhook-endpoints/{id}/attempts'] = {
+    get: {
+      tags: [tag],
+      operationId: 'listWebhookDeliveryAttempts',
+      summary: "List a webhook endpoint's delivery attempts, newest first",
+      security: read,
+      parameters: [endpointId, ...paging('wat'), { name: 'event', in: 'query', schema: api.idOf('wev'), description: 'Only the attempts of this event.' }],
+      responses: { 200: json(api.listOf('#/components/schemas/WebhookDeliveryAttempt'), 'A page'), 400: problemResponse('Bad query parameter'), 404: notFound, ...bearerCommon },
+    },
+  };
+  paths['/api/v1/webhook-endpoints/{id}/replay'] = {
+    post: {
+      tags: [tag],
+      operationId: 'replayWebhookDeliveries',
+      summary: 'Send every failed delivery to an endpoint since a time again',
+      description: `At most ${webhooks.WEBHOOK_LIMITS.replayMaxDeliveries} deliveries per request, oldest first; the same webhook-id as before.`,
+      security: write,
+      parameters: [endpointId],
+      requestBody: { required: true, content: { 'application/json': { schema: ref(webhooks.REPLAY_WEBHOOK_DELIVERIES_SCHEMA) } } },
+      responses: {
+        202: json({ type: 'object', required: ['object', 'endpoint', 'deliveries_queued'], properties: { object: { const: 'webhook_replay' }, endpoint: api.idOf('wep'), deliveries_queued: { type: 'integer', minimum: 0 } } }, 'Queued'),
+        404: notFound,
+        409: problemResponse('The endpoint is disabled'),
+        422: problemResponse('since is not a date-time'),
+        ...bearerCommon,
+      },
+    },
+  };
+  const eventScopes = [...new Set(Object.values(webhooks.WEBHOOK_EVENT_CATALOGUE).map((e) => `read:${e.scope}`))];
+  paths['/api/v1/events'] = {
+    get: {
+      tags: [tag],
+      operationId: 'listEvents',
+      summary: 'List the events of the last 30 days, newest first',
+      description: "Each event is listed to a token holding read: of its resource (read:webhook_endpoints for the key lifecycle and test events); a token with no read: scope at all is refused.",
+      security: eventScopes.map((scope) => ({ bearer: [scope] })),
+      parameters: [
+        ...paging('wev'),
+        { name: 'type', in: 'query', schema: { enum: [...webhooks.WEBHOOK_EVENT_TYPES, webhooks.WEBHOOK_TEST_EVENT_TYPE] } },
+        { name: 'created[gte]', in: 'query', schema: { type: 'string', format: 'date-time' } },
+        { name: 'created[lte]', in: 'query', schema: { type: 'string', format: 'date-time' } },
+      ],
+      responses: { 200: json(api.listOf('#/components/schemas/WebhookEvent'), 'A page'), 400: problemResponse('Bad query parameter'), ...bearerCommon },
+    },
+  };
+  paths['/api/v1/events/{id}'] = {
+    get: {
+      tags: [tag],
+      operationId: 'getEvent',
+      summary: 'Get an event as it was delivered',
+      security: eventScopes.map((scope) => ({ bearer: [scope] })),
+      parameters: [eventId],
+      responses: { 200: json(eventRef, 'The event'), 404: problemResponse("Absent, older than 30 days, another organization's, or not readable with the token's scopes"), ...bearerCommon },
+    },
+  };
+  paths['/api/v1/events/{id}/resend'] = {
+    post: {
+      tags: [tag],
+      operationId: 'resendEvent',
+      summary: 'Send an event again',
+      description: 'To the endpoint named, or to every endpoint it was sent to; at once, with the same webhook-id.',
+      security: [{ bearer: ['write:webhook_endpoints'] }],
+      parameters: [eventId],
+      requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties: { endpoint: api.idOf('wep') } } } } },
+      responses: {
+        202: json({ type: 'object', required: ['object', 'event', 'endpoints'], properties: { object: { const: 'webhook_resend' }, event: api.idOf('wev'), endpoints: { type: 'array', items: api.idOf('wep') } } }, 'Queued'),
+        404: notFound,
+        422: problemResponse('No enabled endpoint of the organization has this id'),
+        ...bearerCommon,
+      },
+    },
+  };
+
+  // What the platform POSTs to an endpoint, per event type (OpenAPI 3.1 `webhooks`).
+  const objectSchemaOfType = (type: string): Record<string, unknown> => {
+    const kind = type.split('.')[0];
+    const resource = RESOURCES.find((r) => RESOURCE_MANIFEST[r].kind === kind);
+    if (resource) return { $ref: `#/components/schemas/${RESOURCE_MANIFEST[resource].objectSchema.$id}` };
+    return kind === 'webhook_endpoint' ? endpointRef : { type: 'object', required: ['object', 'id'], properties: { object: { const: kind }, id: { type: 'string' } } };
+  };
+  const signatureHeaders = {
+    'webhook-id': { required: true, schema: api.idOf('wev'), description: 'The event id: the same on every attempt (deduplicate on it).' },
+    'webhook-timestamp': { required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Seconds since the epoch, the attempt\'s time.' },
+    'webhook-signature': { required: true, schema: { type: 'string' }, description: 'Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll\'s overlap.' },
+  };
+  const webhookSection = Object.fromEntries(
+    [...webhooks.WEBHOOK_EVENT_TYPES, webhooks.WEBHOOK_TEST_EVENT_TYPE].map((type) => [
+      type,
+      {
+        post: {
+          tags: [tag],
+          operationId: `webhook_${type.replace(/\./g, '_')}`,
+          summary: (webhooks.WEBHOOK_EVENT_CATALOGUE as Record<string, { description: string }>)[type]?.description ?? 'A test event, sent by POST /api/v1/webhook-endpoints/{id}/test.',
+          security: [{}],
+          parameters: Object.entries(signatureHeaders).map(([name, h]) => ({ name, in: 'header', ...h })),
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: { allOf: [eventRef, { type: 'object', properties: { type: { const: type }, data: { type: 'object', properties: { object: objectSchemaOfType(type) } } } }] },
+              },
+            },
+          },
+          responses: { 200: { description: 'Any 2xx within 15 s acknowledges the delivery; anything else is retried.' }, 400: { description: 'Refused (a bad signature): retried like any failure.' } },
+        },
+      },
+    ]),
+  );
+
   // Request examples (curl, and the SDK where it has a call), shown by the reference page (ADR 0027).
   const samples = codeSamples(options.serverUrl);
   for (const operations of Object.values(paths) as Array<Record<string, Record<string, unknown>>>) {
@@ -386,8 +581,10 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
       { name: 'settings', description: "Settings area (cookie session + CSRF): sign-up, login, API key management (create, list, rename and allowed IPs, secret roll, revoke) and the organization's audit log." },
       { name: 'secret-scanning', description: "Leaked-secret reports from GitHub's secret scanning partner program, signed by GitHub." },
       ...RESOURCES.map((name) => ({ name, description: `Create, list and get ${name} (Bearer access token with read:${name} / write:${name}).` })),
+      { name: 'webhooks', description: 'Webhook endpoints (read:webhook_endpoints / write:webhook_endpoints), the events of the last 30 days, and what is POSTed to an endpoint: each event, signed to the Standard Webhooks specification.' },
     ],
     paths,
+    webhooks: webhookSection,
     components: {
       schemas,
       securitySchemes: {

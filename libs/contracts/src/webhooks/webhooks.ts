@@ -119,7 +119,14 @@ export const WEBHOOK_EVENT_SCHEMA = {
     ...objectBase('event', 'wev'),
     type: { type: 'string' },
     api_version: { const: WEBHOOK_PAYLOAD_VERSION },
-    data: { type: 'object', required: ['object'], properties: { object: { type: 'object', description: 'The object as the API returns it.' } } },
+    data: {
+      type: 'object',
+      required: ['object'],
+      properties: {
+        object: { type: 'object', description: 'The object as the API returns it.' },
+        previous_attributes: { type: 'object', description: 'On invoice.paid and invoice.partially_paid: amount_paid and status before the change.' },
+      },
+    },
   },
 } as const;
 
@@ -158,5 +165,5 @@ export interface WebhookEvent {
   type: WebhookEventType | typeof WEBHOOK_TEST_EVENT_TYPE;
   api_version: typeof WEBHOOK_PAYLOAD_VERSION;
   created_at: string;
-  data: { object: Record<string, unknown> };
+  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
 }

@@ -106,12 +106,13 @@ class ResourceRootModule {
         },
         {
           provide: DomainEventsConsumer,
-          useFactory: (db: DataSource, references: ReferenceResolver, transport: KafkaEventTransport) =>
+          useFactory: (db: DataSource, references: ReferenceResolver, transport: KafkaEventTransport, relay: OutboxRelay) =>
             new DomainEventsConsumer(def.resource, db, references, transport, {
               service: def.name,
               maxWaitTimeInMs: config.REVOCATION_FETCH_MAX_WAIT_MS,
+              relay,
             }),
-          inject: [getDataSourceToken(), ReferenceResolver, KafkaEventTransport],
+          inject: [getDataSourceToken(), ReferenceResolver, KafkaEventTransport, OutboxRelay],
         },
       ],
     };

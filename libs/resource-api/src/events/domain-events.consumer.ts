@@ -1,6 +1,6 @@
 import { Controller, Logger } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
-import { DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainEvent, DomainEventType, DomainObjectKind, parsePublicId, validateDomainEvent } from '@invoicing/contracts';
+import { DOMAIN_TOPIC, DOMAIN_TOPIC_TYPES, DomainEvent, DomainEventType, DomainObjectKind, parsePublicId, validateDomainEvent } from '@invoicing/contracts';
 import { BatchedMessage, IncomingMessage, jsonValueOf, KafkaEventTransport, processTogether } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import type { KnownObject, ReferenceResolver } from '../references/known-objects';
@@ -9,7 +9,8 @@ import type { ResourceDefinition } from '../resources/resource-definition';
 /** About 16 domain events: what a fetch waits for under load, at most REVOCATION_FETCH_MAX_WAIT_MS. */
 const FETCH_MIN_BYTES = 16 * 1024;
 
-const KIND_OF_TYPE = new Map(Object.entries(DOMAIN_EVENT_TYPES).map(([kind, type]) => [type, kind as DomainObjectKind]));
+// Every type of the topic: a change (an invoice's balance) updates the read model as a creation does.
+const KIND_OF_TYPE = new Map(Object.entries(DOMAIN_TOPIC_TYPES) as Array<[string, DomainObjectKind]>);
 
 /**
  * Feeds the service's read model (and its `onEvents` reactions) from `invoicing.domain.v1`, through
@@ -31,7 +32,12 @@ export class DomainEventsConsumer {
     private readonly db: DataSource,
     private readonly references: ReferenceResolver,
     transport: KafkaEventTransport,
-    options: { service: string; maxWaitTimeInMs: number },
+    private readonly options: {
+      service: string;
+      maxWaitTimeInMs: number;
+      /** Kicked after a batch whose reactions ran: they may have written events of their own (an invoice's balance changed). */
+      relay?: { kick(): void };
+    },
   ) {
     if (!this.needed) return;
     transport.subscribe({
@@ -115,6 +121,7 @@ export class DomainEventsConsumer {
           // else in a span of its own linked to each (processTogether).
           for (const [type, { events, messages: of }] of reactions) await processOf(of)(() => this.def.onEvents![type]!(events, tx));
         });
+        if (reactions.size > 0) this.options.relay?.kick();
         return;
       } catch (e) {
         if (attempt >= RETRIES || !RETRY_CODES.has((e as { code?: unknown }).code as string)) throw e;

@@ -482,8 +482,387 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhook endpoints, newest first */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description The answer carries the endpoint's signing secret (whsec_..., or the whpk_... public key of a v1a endpoint): shown once. At most 16 endpoints per organization. The url must be https and resolve to public addresses only.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook endpoint */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Nothing is sent to it again; its pending deliveries are dropped.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change, disable or enable a webhook endpoint */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/roll-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll a webhook endpoint's signing secret
+         * @description The new secret is shown once; the previous one keeps signing beside it (two signatures in webhook-signature) for 24 hours.
+         */
+        post: operations["rollWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test event to a webhook endpoint */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a webhook endpoint's delivery attempts, newest first */
+        get: operations["listWebhookDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send every failed delivery to an endpoint since a time again
+         * @description At most 10000 deliveries per request, oldest first; the same webhook-id as before.
+         */
+        post: operations["replayWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the events of the last 30 days, newest first
+         * @description Each event is listed to a token holding read: of its resource (read:webhook_endpoints for the key lifecycle and test events); a token with no read: scope at all is refused.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an event as it was delivered */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event again
+         * @description To the endpoint named, or to every endpoint it was sent to; at once, with the same webhook-id.
+         */
+        post: operations["resendEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "invoice.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A invoice was created. */
+        post: operations["webhook_invoice_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "client.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A client was created. */
+        post: operations["webhook_client_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A payment was created. */
+        post: operations["webhook_payment_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A product was created. */
+        post: operations["webhook_product_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "expense.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A expense was created. */
+        post: operations["webhook_expense_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An invoice was paid in full (its status became paid). */
+        post: operations["webhook_invoice_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.partially_paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A payment changed an invoice's balance without paying it in full. */
+        post: operations["webhook_invoice_partially_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An API key of the organization expires within seven days. */
+        post: operations["webhook_api_key_expiring"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An API key was revoked. */
+        post: operations["webhook_api_key_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.exposed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An API key's secret was reported as exposed in public and revoked. */
+        post: operations["webhook_api_key_exposed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.secret_rolled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An API key's secret was rolled. */
+        post: operations["webhook_api_key_secret_rolled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A test event, sent by POST /api/v1/webhook-endpoints/{id}/test. */
+        post: operations["webhook_webhook_endpoint_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Problem: {
@@ -1053,6 +1432,96 @@ export interface components {
              * @description Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31.
              */
             incurred_on: string;
+        };
+        WebhookEndpoint: {
+            /** @constant */
+            object: "webhook_endpoint";
+            id: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds.
+             */
+            created_at: string;
+            url: string;
+            description: string | null;
+            enabled_events: string[];
+            /** @enum {unknown} */
+            status: "enabled" | "disabled";
+            /** @enum {unknown} */
+            disabled_reason: "requested" | "failing" | null;
+            /** @enum {unknown} */
+            signature_scheme: "v1" | "v1a";
+            /** @description Only in the answers of the create and of `roll-secret`: `whsec_...` (v1), or the `whpk_...` public key to verify with (v1a). */
+            secret?: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds.
+             */
+            failing_since?: string | null;
+        };
+        WebhookEvent: {
+            /** @constant */
+            object: "event";
+            id: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds.
+             */
+            created_at: string;
+            type: string;
+            /** @constant */
+            api_version: "2026-11-26";
+            data: {
+                /** @description The object as the API returns it. */
+                object: Record<string, never>;
+                /** @description On invoice.paid and invoice.partially_paid: amount_paid and status before the change. */
+                previous_attributes?: Record<string, never>;
+            };
+        };
+        WebhookDeliveryAttempt: {
+            /** @constant */
+            object: "webhook_attempt";
+            id: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds.
+             */
+            created_at: string;
+            event: string;
+            attempt: number;
+            /** @enum {unknown} */
+            outcome: "succeeded" | "failed";
+            response_status: number | null;
+            latency_ms: number;
+            error: string | null;
+        };
+        CreateWebhookEndpointRequest: {
+            /** @description An https URL (http only where the deployment allows private URLs, for local development). */
+            url: string;
+            /** @description The event types sent to the endpoint, or `["*"]` for all (types added later included). */
+            enabled_events: ("*" | "invoice.created" | "client.created" | "payment.created" | "product.created" | "expense.created" | "invoice.paid" | "invoice.partially_paid" | "api_key.expiring" | "api_key.revoked" | "api_key.exposed" | "api_key.secret_rolled")[];
+            description?: string;
+            /**
+             * @description `v1` (default): HMAC-SHA256 with the `whsec_` secret. `v1a`: ed25519; the receiver holds only the `whpk_` public key.
+             * @enum {unknown}
+             */
+            signature_scheme?: "v1" | "v1a";
+        };
+        UpdateWebhookEndpointRequest: {
+            /** @description An https URL (http only where the deployment allows private URLs, for local development). */
+            url?: string;
+            /** @description The event types sent to the endpoint, or `["*"]` for all (types added later included). */
+            enabled_events?: ("*" | "invoice.created" | "client.created" | "payment.created" | "product.created" | "expense.created" | "invoice.paid" | "invoice.partially_paid" | "api_key.expiring" | "api_key.revoked" | "api_key.exposed" | "api_key.secret_rolled")[];
+            description?: string;
+            /** @enum {unknown} */
+            status?: "enabled" | "disabled";
+        };
+        ReplayWebhookDeliveriesRequest: {
+            /**
+             * Format: date-time
+             * @description Every failed delivery to the endpoint of an event created at or after this is sent again.
+             */
+            since: string;
         };
     };
     responses: never;
@@ -3297,6 +3766,1414 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The last id of the previous page. */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        /** @description Newest first, at most `limit` objects. A page may hold fewer than `limit` objects when they are large: it ends once it holds about 512 KiB (at least one object). */
+                        data: components["schemas"]["WebhookEndpoint"][];
+                        /** @description Whether more objects follow: ask again with `starting_after` set to the id of the last object of `data`. Continue while has_more is true, not while a page is full. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Bad query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered, with its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The organization has as many endpoints as allowed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field fails validation (a url that is not https, or resolves to a private address) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Absent, deleted, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "webhook_endpoint";
+                        id: string;
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Absent, deleted, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Absent, deleted, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field fails validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rollWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Absent, deleted, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook_endpoint.test event, queued for this endpoint */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEvent"];
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Absent, deleted, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveryAttempts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The last id of the previous page. */
+                starting_after?: string;
+                /** @description Only the attempts of this event. */
+                event?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        /** @description Newest first, at most `limit` objects. A page may hold fewer than `limit` objects when they are large: it ends once it holds about 512 KiB (at least one object). */
+                        data: components["schemas"]["WebhookDeliveryAttempt"][];
+                        /** @description Whether more objects follow: ask again with `starting_after` set to the id of the last object of `data`. Continue while has_more is true, not while a page is full. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Bad query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Absent, deleted, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replayWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayWebhookDeliveriesRequest"];
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "webhook_replay";
+                        endpoint: string;
+                        deliveries_queued: number;
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Absent, deleted, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The endpoint is disabled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description since is not a date-time */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The last id of the previous page. */
+                starting_after?: string;
+                type?: "invoice.created" | "client.created" | "payment.created" | "product.created" | "expense.created" | "invoice.paid" | "invoice.partially_paid" | "api_key.expiring" | "api_key.revoked" | "api_key.exposed" | "api_key.secret_rolled" | "webhook_endpoint.test";
+                "created[gte]"?: string;
+                "created[lte]"?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        /** @description Newest first, at most `limit` objects. A page may hold fewer than `limit` objects when they are large: it ends once it holds about 512 KiB (at least one object). */
+                        data: components["schemas"]["WebhookEvent"][];
+                        /** @description Whether more objects follow: ask again with `starting_after` set to the id of the last object of `data`. Continue while has_more is true, not while a page is full. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Bad query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEvent"];
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Absent, older than 30 days, another organization's, or not readable with the token's scopes */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    endpoint?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "webhook_resend";
+                        event: string;
+                        endpoints: string[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired, revoked or wrongly signed token */
+            401: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the scope, or the request comes from an address outside its API key's allowed_ips */
+            403: {
+                headers: {
+                    /** @description RFC 6750 Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Absent, deleted, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No enabled endpoint of the organization has this id */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    webhook_invoice_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "invoice.created";
+                    data?: {
+                        object?: components["schemas"]["Invoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_client_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "client.created";
+                    data?: {
+                        object?: components["schemas"]["Client"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "payment.created";
+                    data?: {
+                        object?: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_product_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "product.created";
+                    data?: {
+                        object?: components["schemas"]["Product"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_expense_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "expense.created";
+                    data?: {
+                        object?: components["schemas"]["Expense"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_paid: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "invoice.paid";
+                    data?: {
+                        object?: components["schemas"]["Invoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_partially_paid: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "invoice.partially_paid";
+                    data?: {
+                        object?: components["schemas"]["Invoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_api_key_expiring: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "api_key.expiring";
+                    data?: {
+                        object?: {
+                            /** @constant */
+                            object: "api_key";
+                            id: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_api_key_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "api_key.revoked";
+                    data?: {
+                        object?: {
+                            /** @constant */
+                            object: "api_key";
+                            id: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_api_key_exposed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "api_key.exposed";
+                    data?: {
+                        object?: {
+                            /** @constant */
+                            object: "api_key";
+                            id: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_api_key_secret_rolled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "api_key.secret_rolled";
+                    data?: {
+                        object?: {
+                            /** @constant */
+                            object: "api_key";
+                            id: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_endpoint_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Seconds since the epoch, the attempt's time. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` (or `v1a,<base64 ed25519>`) of `<id>.<timestamp>.<body>`; two during a secret roll's overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    type?: "webhook_endpoint.test";
+                    data?: {
+                        object?: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused (a bad signature): retried like any failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
