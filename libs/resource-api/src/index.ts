@@ -1,4 +1,3 @@
-export * from './pagination/list-query';
 export * from './tenancy/org-scope';
 export * from './money/arithmetic';
 export * from './idempotency/idempotency';

@@ -17,3 +17,4 @@ export * from './bootstrap/run-cli';
 export * from './http/fastify-base';
 export * from './database/organization-owned';
 export * from './http/request-deadline';
+export * from './http/list-query';

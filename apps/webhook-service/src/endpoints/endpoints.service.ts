@@ -14,7 +14,7 @@ import {
   WEBHOOK_PAYLOAD_VERSION,
   WEBHOOK_TEST_EVENT_TYPE,
 } from '@invoicing/contracts';
-import { compileBody, ProblemException } from '@invoicing/service-kit';
+import { compileBody, parseListQuery, ProblemException, toPage } from '@invoicing/service-kit';
 import type { DataSource } from 'typeorm';
 import { queryRows } from '../database/query';
 import { WebhookConfig } from '../config';
@@ -22,7 +22,6 @@ import { DeliveryWorker } from '../delivery/delivery-worker';
 import { checkUrl, UrlRefused } from '../delivery/url-policy';
 import { SecretBox } from '../signing/secret-box';
 import { newSigningSecret, publicKeyOf } from '../signing/standard-webhooks';
-import { parseCursorQuery, toPage } from '../events/list-query';
 import { ActionLimit } from './action-limit';
 import { ENDPOINT_COLUMNS, EndpointRow, endpointView } from './endpoint-view';
 
@@ -90,7 +89,7 @@ export class EndpointsService {
   }
 
   async list(caller: CallerIdentity, query: unknown) {
-    const { limit, startingAfter } = parseCursorQuery(query, 'wep', {});
+    const { limit, startingAfter } = parseListQuery(query, 'wep', {});
     const rows: EndpointRow[] = await queryRows(this.db, 
       `SELECT ${ENDPOINT_COLUMNS} FROM webhooks.endpoints
        WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::uuid IS NULL OR id < $2)
@@ -222,7 +221,7 @@ export class EndpointsService {
   /** The attempts made to deliver to this endpoint, newest first. */
   async attempts(caller: CallerIdentity, publicId: string, query: unknown) {
     const row = await this.find(caller, publicId);
-    const { limit, startingAfter, filters } = parseCursorQuery(query, 'wat', { event: (v) => parsePublicId('wev', v) });
+    const { limit, startingAfter, filters } = parseListQuery(query, 'wat', { event: (v) => parsePublicId('wev', v) });
     const rows: AttemptRow[] = await queryRows(this.db, 
       `SELECT id, event_id, attempt, succeeded, response_status, latency_ms, error, created_at FROM webhooks.attempts
        WHERE endpoint_id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR id < $3) AND ($4::uuid IS NULL OR event_id = $4)

@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { bearerChallenge, CallerIdentity } from '@invoicing/auth-guard';
 import { isWebhookEventType, parsePublicId, toPublicId, WEBHOOK_LIMITS, WEBHOOK_TEST_EVENT_TYPE } from '@invoicing/contracts';
-import { compileBody, ProblemException } from '@invoicing/service-kit';
+import { compileBody, parseListQuery, ProblemException, toPage } from '@invoicing/service-kit';
 import type { DataSource } from 'typeorm';
 import { queryRows } from '../database/query';
 import { DeliveryWorker } from '../delivery/delivery-worker';
 import { ActionLimit } from '../endpoints/action-limit';
-import { parseCursorQuery, parseInstant, toPage } from './list-query';
+import { parseInstant } from './list-query';
 
 const validateResend = compileBody<{ endpoint?: string }>({
   type: 'object',
@@ -41,7 +41,7 @@ export class EventsService {
   /** Newest first, 30 days back at most; `type`, `created[gte]`, `created[lte]`. */
   async list(caller: CallerIdentity, query: unknown) {
     const scopes = readableScopes(caller);
-    const { limit, startingAfter, filters } = parseCursorQuery(query, 'wev', {
+    const { limit, startingAfter, filters } = parseListQuery(query, 'wev', {
       type: (v) => (isWebhookEventType(v) || v === WEBHOOK_TEST_EVENT_TYPE ? v : null),
       'created[gte]': parseInstant,
       'created[lte]': parseInstant,

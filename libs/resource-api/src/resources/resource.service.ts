@@ -5,7 +5,7 @@ import { uuidv7 } from 'uuidv7';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { OutboxRelay } from '@invoicing/event-bus';
 import { IdempotencyStore, IdempotentResult, Sql } from '../idempotency/idempotency';
-import { ListQuery, Page, parseListQuery, toPage } from '../pagination/list-query';
+import { ListQuery, Page, parseListQuery, toPage } from '@invoicing/service-kit';
 import { ConcurrencyGate } from '../rate-limit/concurrency-gate';
 import { ReferenceResolver } from '../references/known-objects';
 import { orgScopeOf, OrgScope } from '../tenancy/org-scope';

@@ -1,5 +1,5 @@
 import { IdPrefix, parsePublicId } from '@invoicing/contracts';
-import { ProblemException } from '@invoicing/service-kit';
+import { ProblemException } from './problem';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;

@@ -1,5 +1,5 @@
 import { newId } from '@invoicing/contracts';
-import { ProblemException } from '@invoicing/service-kit';
+import { ProblemException } from './problem';
 import { parseListQuery, toPage } from './list-query';
 
 describe('parseListQuery', () => {
