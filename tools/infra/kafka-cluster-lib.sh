@@ -247,7 +247,7 @@ kafka_cluster_check_ports() {
   done
 }
 
-# Create the three topics of up.sh where absent, replicated: RF 3, min.insync.replicas=2.
+# Create the topics of up.sh where absent, replicated: RF 3, min.insync.replicas=2.
 kafka_cluster_create_topics() {
   local existing topic pids=() spec specs i failed=0
   existing="$(kafka_metadata_at 127.0.0.1 "$(kafka_cluster_broker_port 1)" | awk '$1 == "topic" { print $2 }')" || existing=""
@@ -255,6 +255,7 @@ kafka_cluster_create_topics() {
     "$REVOCATIONS_TOPIC retention.ms=$REVOCATIONS_RETENTION_MS cleanup.policy=delete"
     "$DOMAIN_TOPIC cleanup.policy=compact"
     "$AUDIT_TOPIC retention.ms=$AUDIT_RETENTION_MS cleanup.policy=delete"
+    "$WEBHOOK_ENDPOINTS_TOPIC retention.ms=$WEBHOOK_ENDPOINTS_RETENTION_MS cleanup.policy=delete"
   )
   KAFKA_CLUSTER_TOPICS_CREATED=0
   for spec in "${specs[@]}"; do

@@ -6,7 +6,7 @@
 #
 #   bash tools/infra/kafka-cluster.sh start             # start the brokers not running (formats never-formatted
 #                                                       # data dirs, one cluster id), wait until all three answer,
-#                                                       # create the three topics of up.sh if absent (RF 3,
+#                                                       # create the topics of up.sh if absent (RF 3,
 #                                                       # min.insync.replicas=2), wait for complete ISRs;
 #                                                       # prints the bootstrap list
 #   bash tools/infra/kafka-cluster.sh stop              # SIGTERM all three at once, SIGKILL after 30 s

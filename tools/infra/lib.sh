@@ -64,6 +64,11 @@ DOMAIN_TOPIC=invoicing.domain.v1
 # The audit stream (ADR 0024): a SIEM reads it; a week lets one catch up after an outage.
 AUDIT_TOPIC=auth.audit.v1
 AUDIT_RETENTION_MS="${AUDIT_RETENTION_MS:-604800000}"
+# What happens to webhook endpoints (ADR 0037; key = endpoint id), from the webhook service's outbox:
+# the auth service records a disabled endpoint in the audit log. 30 days: the longest the auth
+# service may be down without losing a record.
+WEBHOOK_ENDPOINTS_TOPIC=webhooks.endpoints.v1
+WEBHOOK_ENDPOINTS_RETENTION_MS="${WEBHOOK_ENDPOINTS_RETENTION_MS:-2592000000}"
 # 2 x the 1 h access-token lifetime.
 REVOCATIONS_RETENTION_MS="${REVOCATIONS_RETENTION_MS:-7200000}"
 

@@ -71,7 +71,8 @@ done
 
 # The environment of instance INSTANCE of a service, one VAR=value a line. Every service's URL from the
 # same table (AUTH_SERVICE_URL=http://127.0.0.1:3001 ...): services that check references against
-# another service call it with them, the rest ignore them. Instance i calls instance i of the others
+# another service call it with them, and the auth service forwards Settings → Webhooks to
+# WEBHOOK_SERVICE_URL (ADR 0038); the rest ignore them. Instance i calls instance i of the others
 # (settings-web, one instance, at its only port), so the instances of a peer share the calls.
 service_env() {
   local instance="$1" name var

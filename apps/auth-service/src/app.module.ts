@@ -8,6 +8,8 @@ import { KeyExpirySweep } from './lifecycle/key-expiry.sweep';
 import { KeyRollService } from './lifecycle/key-roll.service';
 import { KeyUpdateService } from './lifecycle/key-update.service';
 import { DynamicModule, Module } from '@nestjs/common';
+import { EventBusModule } from '@invoicing/event-bus';
+import { WebhookAuditModule } from './webhook-audit/webhook-endpoint-audit';
 import { AccountController } from './settings/account.controller';
 import { ApiDocsController } from './api-docs/api-docs.controller';
 import { AuthorizationServerMetadataController } from './oauth/authorization-server-metadata.controller';
@@ -32,6 +34,10 @@ import { TokenRevocationService } from './oauth/token-revocation.service';
 import { SessionStore } from './sessions/session-store';
 import { AccessTokenSigner } from './oauth/access-token-signer';
 import { SettingsController } from './settings/settings.controller';
+import { WebhookSettingsController } from './settings/webhooks/webhook-settings.controller';
+import { WebhookSettingsProxy } from './settings/webhooks/webhook-settings.proxy';
+import { WebhookAccessTokens } from './settings/webhooks/webhook-access-token';
+import { WebhookServiceClient } from './settings/webhooks/webhook-service.client';
 import { ClientAuthThrottle } from './oauth/client-auth-throttle';
 import { FailureThrottle } from './sessions/failure-throttle';
 import { ClientAuthenticator } from './oauth/client-authenticator';
@@ -42,8 +48,9 @@ export class AppModule {
   static forRoot(config: AuthConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [InfrastructureModule.forRoot(config)],
-      controllers: [TokenController, AccountController, SettingsController, AuditController, ApiDocsController, AuthorizationServerMetadataController],
+      // The event transport (once, here) serves the Kafka subscriptions: the webhook endpoints' audit.
+      imports: [InfrastructureModule.forRoot(config), EventBusModule.forRoot({ brokers: config.KAFKA_BROKERS }), WebhookAuditModule],
+      controllers: [TokenController, AccountController, SettingsController, WebhookSettingsController, AuditController, ApiDocsController, AuthorizationServerMetadataController],
       providers: [
         ApiKeysService,
         ApiKeyCache,
@@ -75,6 +82,9 @@ export class AppModule {
         AuditLog,
         AuditFailureDigest,
         ExposureService,
+        WebhookAccessTokens,
+        WebhookServiceClient,
+        WebhookSettingsProxy,
       ],
     };
   }

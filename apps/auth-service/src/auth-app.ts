@@ -1,5 +1,6 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { createServiceApp, pingDatabase, ServiceApp, startServiceApp } from '@invoicing/service-kit';
+import { connectEventTransport } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import fastifyCookie from '@fastify/cookie';
 import { AppModule } from './app.module';
@@ -28,6 +29,8 @@ export async function createAuthApp(config: AuthConfig): Promise<ServiceApp> {
   await service.app.register(fastifyCookie);
   // GitHub's leaked-secret reports: a raw body (the signature covers its bytes).
   await registerGithubReportRoute(service.fastify, () => service.app.get(ExposureService));
+  // Kafka subscriptions (webhooks.endpoints.v1 into the audit log): started with the app, never waited for.
+  connectEventTransport(service.app);
   return service;
 }
 

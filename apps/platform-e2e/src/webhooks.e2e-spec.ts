@@ -1,6 +1,8 @@
 import { ALL_SCOPES, SERVICES } from '@invoicing/contracts';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { http, TokenPair } from './support/api';
+import { DashboardUser } from './support/dashboard';
 import { createKey, itWhen, Platform, STACK, startPlatform } from './support/platform';
 import { ALL_SERVICES, platformPorts } from './support/ports';
 import { startReceiver } from './support/receiver';
@@ -15,6 +17,11 @@ const PORTS = platformPorts({ first: 4181, gateway: 4189, services: ALL_SERVICES
 const local = itWhen(!STACK.external, 'the webhook receiver runs on this machine');
 let platform: Platform;
 let BASE: string;
+
+/** Plays GitHub's secret scanning (as key-lifecycle does): its public key is given to the auth service. */
+const github = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+const GITHUB_KEY_ID = createHash('sha256').update(github.publicKey.export({ type: 'spki', format: 'der' })).digest('hex');
+const GITHUB_KEYS = JSON.stringify({ public_keys: [{ key_identifier: GITHUB_KEY_ID, key: github.publicKey.export({ type: 'spki', format: 'pem' }), is_current: true }] });
 
 const verify = (secret: string, r: { raw: string; headers: Record<string, unknown> }) =>
   new Webhook(secret).verify(r.raw, {
@@ -36,7 +43,7 @@ beforeAll(async () => {
     label: 'webhooks',
     ports: PORTS,
     // A receiver on loopback (this spec's), and retries a second apart rather than minutes.
-    env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1s,1s,1s,1s', WEBHOOK_POLL_MS: '100' },
+    env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1s,1s,1s,1s', WEBHOOK_POLL_MS: '100', GITHUB_SECRET_SCANNING_KEYS: GITHUB_KEYS },
   });
   BASE = platform.baseUrl;
 }, 180000);
@@ -113,6 +120,62 @@ describe('webhooks through the one base URL', () => {
       const last = receiver.events().at(-1)!;
       expect(verify(rolled.body.secret as string, last).type).toBe('expense.created');
       expect(verify(endpoint.body.secret as string, last).type).toBe('expense.created');
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  local("a key's life is told to its organization's endpoints: expiring, secret rolled, revoked, exposed, each with the key as Settings shows it", async () => {
+    const user = await DashboardUser.signUp(BASE, 'E2E Webhook keys');
+    const admin = await user.createKey({ name: 'Webhooks admin', scopes: ['read:webhook_endpoints', 'write:webhook_endpoints'] });
+    const exchanged = await http('POST', `${BASE}/api/v1/auth/token`, { body: { client_id: admin.client_id, client_secret: admin.client_secret, grant_type: 'client_credentials' } });
+    const access = (exchanged.body as unknown as TokenPair).access_token;
+    const receiver = await startReceiver();
+    try {
+      const types = ['api_key.expiring', 'api_key.secret_rolled', 'api_key.revoked', 'api_key.exposed'];
+      const endpoint = await http('POST', `${BASE}/api/v1/webhook-endpoints`, { token: access, body: { url: receiver.url, enabled_events: types } });
+      expect(endpoint.status).toBe(201);
+
+      // A key that expires within seven days is announced at once; then rolled, then revoked.
+      const erp = await user.createKey({ name: 'ERP', scopes: ['read:clients'], expires_at: new Date(Date.now() + 3 * 86_400_000).toISOString() });
+      await receiver.waitFor((all) => all.length >= 1);
+      expect((await user.call('POST', `/api/v1/settings/api-keys/${erp.id}/roll`, { previous_secret_expires_in: 0 })).status).toBe(200);
+      await receiver.waitFor((all) => all.length >= 2);
+      const revoked = await user.call('POST', `/api/v1/settings/api-keys/${erp.id}/revoke`);
+      expect(revoked.status).toBe(200);
+      await receiver.waitFor((all) => all.length >= 3);
+
+      // Another key's secret reported public by GitHub: revoked for it, told as exposed and revoked.
+      const leaked = await user.createKey({ name: 'Leaked', scopes: ['read:clients'] });
+      const report = JSON.stringify([{ token: leaked.client_secret, type: 'invoicing_secret_key', url: 'https://github.com/acme/leak/blob/main/.env', source: 'content' }]);
+      const answer = await http('POST', `${BASE}/api/v1/secret-scanning/github`, {
+        body: JSON.parse(report),
+        headers: {
+          'github-public-key-identifier': GITHUB_KEY_ID,
+          'github-public-key-signature': sign('sha256', Buffer.from(report), { key: github.privateKey, dsaEncoding: 'der' }).toString('base64'),
+        },
+      });
+      expect(answer.status).toBe(200);
+
+      await receiver.waitFor((all) => all.length >= 5);
+      await new Promise((r) => setTimeout(r, 500));
+      const events = receiver.events().map((e) => verify(endpoint.body.secret as string, e));
+      const told = events.map((e) => `${e.type} ${(e.data.object as { name: string }).name}`);
+      expect(told.slice(0, 3)).toEqual(['api_key.expiring ERP', 'api_key.secret_rolled ERP', 'api_key.revoked ERP']);
+      expect(told.slice(3).sort()).toEqual(['api_key.exposed Leaked', 'api_key.revoked Leaked']);
+      // The object as the settings API shows the key now (its status, its exposure), never a secret.
+      const listed = (await user.call('GET', '/api/v1/settings/api-keys?status=revoked')).body.data as Array<Record<string, unknown>>;
+      expect(events[2].data.object).toEqual(listed.find((k) => k.id === erp.id));
+      expect(events.find((e) => e.type === 'api_key.exposed')!.data.object).toMatchObject({
+        id: leaked.id,
+        status: 'revoked',
+        exposed_url: 'https://github.com/acme/leak/blob/main/.env',
+      });
+      expect(events[1].data.object).toMatchObject({ id: erp.id, status: 'active' });
+      for (const e of events) expect(JSON.stringify(e)).not.toMatch(/client_secret|sk_live_/);
+      // Only the organization's own endpoints: the events API lists them for the webhook scope.
+      const listedEvents = await http('GET', `${BASE}/api/v1/events?type=api_key.revoked`, { token: access });
+      expect((listedEvents.body.data as unknown[]).length).toBe(2);
     } finally {
       await receiver.stop();
     }

@@ -1,23 +1,25 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { AuthGuardModule, RevocationFeed } from '@invoicing/auth-guard';
-import { connectEventTransport, EventBusModule } from '@invoicing/event-bus';
+import { connectEventTransport, createKafka, EventBusModule, KafkaEventPublisher, OutboxRelay } from '@invoicing/event-bus';
 import { createServiceApp, pingDatabase, postgresOptions, ServiceApp, startServiceApp } from '@invoicing/service-kit';
 import type { DataSource } from 'typeorm';
 import { WebhookConfig } from './config';
 import { Webhooks1764201000000 } from './database/migrations/1764201000000-webhooks';
+import { Outbox1764201300000 } from './database/migrations/1764201300000-outbox';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { ActionLimit } from './endpoints/action-limit';
 import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { DomainIngest, DomainIngestController } from './events/domain-ingest';
 import { EventsController } from './events/events.controller';
+import { KeyChangesIngest, KeyChangesIngestController } from './events/key-ingest';
 import { EventsService } from './events/events.service';
 import { SecretBox } from './signing/secret-box';
 
 export const SERVICE_NAME = 'webhook-service';
 export const SCHEMA = 'webhooks';
-export const MIGRATIONS = [Webhooks1764201000000];
+export const MIGRATIONS = [Webhooks1764201000000, Outbox1764201300000];
 
 @Module({})
 class WebhookModule {
@@ -41,15 +43,22 @@ class WebhookModule {
           revocations: { service: SERVICE_NAME, maxWaitTimeInMs: config.REVOCATION_FETCH_MAX_WAIT_MS, maxStalenessMs: config.REVOCATION_MAX_STALENESS_MS },
         }),
       ],
-      controllers: [EndpointsController, EventsController, DomainIngestController],
+      controllers: [EndpointsController, EventsController, DomainIngestController, KeyChangesIngestController],
       providers: [
         { provide: WebhookConfig, useValue: config },
         { provide: SecretBox, useValue: new SecretBox(Buffer.from(config.WEBHOOK_SECRETS_KEY, 'base64url')) },
         { provide: ActionLimit, useValue: new ActionLimit(config.WEBHOOK_ACTIONS_PER_MINUTE) },
+        {
+          // Publishes webhooks.outbox (an endpoint disabled for failing) on webhooks.endpoints.v1.
+          provide: OutboxRelay,
+          useFactory: (db: DataSource) => new OutboxRelay(db, SCHEMA, new KafkaEventPublisher(createKafka({ brokers: config.KAFKA_BROKERS, clientId: `${SERVICE_NAME}-outbox` }))),
+          inject: [getDataSourceToken()],
+        },
         DeliveryWorker,
         EndpointsService,
         EventsService,
         DomainIngest,
+        KeyChangesIngest,
       ],
     };
   }

@@ -14,3 +14,4 @@ export * from './allowed-ips';
 export * from './events/audit-events';
 export * from './problems';
 export * from './webhooks/webhooks';
+export * from './events/webhook-endpoint-events';

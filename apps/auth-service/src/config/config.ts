@@ -15,7 +15,7 @@ import {
 } from '@invoicing/service-kit';
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import { ACCESS_TOKEN_TTL_SECONDS } from '@invoicing/contracts';
+import { ACCESS_TOKEN_TTL_SECONDS, SERVICES } from '@invoicing/contracts';
 import { redisUrlProblem } from './redis-url';
 
 /**
@@ -132,9 +132,23 @@ const schema = baseEnvSchema
       .transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean))
       // Compared as origins (scheme://host[:port]): a trailing slash or path must not make an entry silently never match.
       .refine((list) => list.every((o) => URL.canParse(o) && new URL(o).origin === o), 'expected origins such as https://api.example.com (scheme, host, port; no path)'),
+    /**
+     * The webhook service, which Settings → Webhooks calls on the user's behalf (ADR 0038): an
+     * http(s) origin, no credentials, path, query or fragment. The local stack's port by default.
+     */
+    WEBHOOK_SERVICE_URL: z
+      .string()
+      .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) && new URL(v).origin === v.replace(/\/$/, ''), 'expected an http(s) origin such as http://webhook-service:3020 (no credentials, path or query)')
+      .default(`http://127.0.0.1:${SERVICES['webhook-service'].port}`),
+    /** How long a forwarded webhook call may take, answer included; past it the page is answered 503. Below REQUEST_TIMEOUT_MS. */
+    WEBHOOK_SERVICE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   })
   .superRefine((env, ctx) => {
     checkAccessTokenEnv(env, ctx);
+    // The forwarded call must end (and be answered) before the request's own deadline answers for it.
+    if (env.WEBHOOK_SERVICE_TIMEOUT_MS >= env.REQUEST_TIMEOUT_MS) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['WEBHOOK_SERVICE_TIMEOUT_MS'], message: 'must be below REQUEST_TIMEOUT_MS' });
+    }
     requireRealSecretsInProduction(env, { DATABASE_URL: env.DATABASE_URL, MIGRATION_DATABASE_URL: env.MIGRATION_DATABASE_URL }, ctx);
     // Without Secure (and so without the __Host- prefix), a sibling subdomain can plant settings cookies.
     if (env.NODE_ENV === 'production' && env.COOKIE_SECURE === 'false') {

@@ -1,5 +1,8 @@
 import {
   API_KEY_ALLOWED_IPS_CHANGED_V1,
+  API_KEY_CHANGED_V1,
+  ApiKeyChange,
+  ApiKeyChangedV1,
   API_KEY_EXPIRING_V1,
   API_KEY_REVOKED_V1,
   ApiKeyAllowedIpsChangedV1,
@@ -7,7 +10,11 @@ import {
   ApiKeyRevokedV1,
   toPublicId,
 } from '@invoicing/contracts';
+import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
+import { EntityManager, In } from 'typeorm';
+import { ApiKeyEntity } from '../keys/api-key.entity';
+import { toView } from '../keys/api-keys.service';
 import { EVENT_SOURCE } from '../revocation/revocation-events.factory';
 
 interface KeyRef {
@@ -46,4 +53,27 @@ export function allowedIpsChanged(key: KeyRef, allowedIps: string[], version: nu
 export function apiKeyExpiring(key: KeyRef & { name: string; expiresAt: Date }, at: Date): ApiKeyExpiringV1 {
   const { ids, ...env } = envelope(key, at);
   return { ...env, type: API_KEY_EXPIRING_V1, data: { ...ids, name: key.name, expires_at: key.expiresAt.toISOString() } };
+}
+
+/**
+ * Changes the keys' owners are told of by webhook (`api_key.<change>`), each with the key as the
+ * settings API shows it at `at`: read in the caller's transaction, after the change, so the events
+ * and the change commit together (one read for all the keys). `sourceId` (one key): for a change
+ * that may be written again (a revocation moved from Redis by a retry), a stable id makes the
+ * second insert a no-op.
+ */
+export async function apiKeysChanged(tx: EntityManager, apiKeyUuids: string[], change: ApiKeyChange, at: Date, sourceId?: string): Promise<ApiKeyChangedV1[]> {
+  if (apiKeyUuids.length === 0) return [];
+  const keys = await tx.getRepository(ApiKeyEntity).findBy({ id: In(apiKeyUuids) });
+  return keys.map((key) => {
+    const { ids, ...env } = envelope(key, at);
+    const id = sourceId ? uuidOf(`api_key_changed/${change}/${sourceId}`) : env.id;
+    return { ...env, id, type: API_KEY_CHANGED_V1, data: { ...ids, change, api_key: { ...toView(key, at.getTime()) }, changed_at: at.toISOString() } };
+  });
+}
+
+/** A UUID-shaped digest of `name`: the same name, the same id. */
+function uuidOf(name: string): string {
+  const h = createHash('sha256').update(name).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }

@@ -3,9 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import { RevocationOutbox } from '../revocation/revocation-outbox.service';
-import { apiKeyExpired, apiKeyExpiring } from './key-events';
+import { apiKeyExpired, apiKeyExpiring, apiKeysChanged } from './key-events';
 import { AuditLog } from '../audit/audit-log';
-import { toPublicId } from '@invoicing/contracts';
+import { AuthTopicEvent, toPublicId } from '@invoicing/contracts';
 
 /**
  * Four times a second: within a second of the instant (the sweep's period, plus the relay and one fetch
@@ -103,11 +103,13 @@ export class KeyExpirySweep implements OnApplicationBootstrap, OnModuleDestroy {
         [now, new Date(now.getTime() + EXPIRY_NOTICE_MS)],
       )) as [DueRow[], number];
       const ref = (r: DueRow) => ({ id: r.id, organizationId: r.organization_id, clientId: r.client_id });
-      const events = [
+      const events: AuthTopicEvent[] = [
         // The instant of the expiry, not of the sweep: the revocation covers every token issued before it.
         ...expired[0].map((r) => apiKeyExpired(ref(r), new Date(r.expires_at))),
         ...noticed[0].map((r) => apiKeyExpiring({ ...ref(r), name: r.name, expiresAt: new Date(r.expires_at) }, now)),
       ];
+      // The notice again, as the owner's webhook endpoints are told it (api_key.expiring), with the key.
+      events.push(...(await apiKeysChanged(tx, noticed[0].map((r) => r.id), 'expiring', now)));
       if (events.length > 0) await this.outbox.enqueueInTransaction(tx, events);
       // Organization by organization in one order, so two instances' sweeps take the audit logs'
       // locks in the same order and never wait on each other in a cycle.

@@ -13,6 +13,7 @@ import { RevocationActor, SessionStore } from '../sessions/session-store';
 import { AuditLog, keyChangeEntry } from '../audit/audit-log';
 import { ApiKeyChanges } from './api-key-changes';
 import { KeyChangeLimit } from './key-change-limit';
+import { apiKeysChanged } from './key-events';
 
 /**
  * The roll's answer: the key, its new secret (shown this once) and whether every session was ended
@@ -76,8 +77,11 @@ export class KeyRollService {
           end_sessions: request.end_sessions === true,
         }),
       );
+      // Told to the owner's webhook endpoints (api_key.secret_rolled), committed with the roll.
+      await this.outbox.enqueueInTransaction(tx, await apiKeysChanged(tx, [key.id], 'secret_rolled', new Date(now)));
       return Object.assign(key, change);
     });
+    this.outbox.committed();
     // Every instance drops its cached copy: the new secret works everywhere, and with no overlap
     // the old one fails everywhere, from this answer on.
     await this.changes.announce(rolled);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AuditEventType, AuthTopicEvent, RevocationEvent, REVOCATIONS_TOPIC, toPublicId, validateAuthTopicEvent, validateRevocationEvent } from '@invoicing/contracts';
+import { ApiKeyChange, AuditEventType, AuthTopicEvent, RevocationEvent, REVOCATIONS_TOPIC, toPublicId, validateAuthTopicEvent, validateRevocationEvent } from '@invoicing/contracts';
 import { enqueueEvents, EventPublisher, markPublished, OutgoingMessage } from '@invoicing/event-bus';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -9,6 +9,7 @@ import { markKeyRevoked } from '../keys/api-keys.service';
 import { PendingRevocationRecord, SessionStore } from '../sessions/session-store';
 import { revocationEvents } from './revocation-events.factory';
 import { AuditEntry, AuditLog } from '../audit/audit-log';
+import { apiKeysChanged } from '../lifecycle/key-events';
 
 /** The Kafka publisher shared by the outbox (direct sends) and the relay. */
 export const EVENT_PUBLISHER = Symbol('EVENT_PUBLISHER');
@@ -77,7 +78,7 @@ export class RevocationOutbox {
       () => false,
     );
     try {
-      await this.insert(record, events);
+      if (await this.insert(record, events)) this.signals.emit('enqueued');
       await this.sessions.ackPending(record);
     } catch (e) {
       this.logger.warn({ msg: 'revocation kept pending in Redis; the sweeper will retry', event_id: record.event.event_id, error: String(e) });
@@ -102,6 +103,7 @@ export class RevocationOutbox {
       const check = validateAuthTopicEvent(event);
       if (!check.ok) throw new Error(`${event.type} fails its schema: ${check.errors.join('; ')}`);
     }
+    if (events.length === 0) return;
     await enqueueEvents(tx, 'auth', REVOCATIONS_TOPIC, events.map((e) => ({ id: e.id, key: e.subject, payload: e })));
   }
 
@@ -133,7 +135,9 @@ export class RevocationOutbox {
     return moved;
   }
 
-  private async insert(record: PendingRevocationRecord, events: RevocationEvent[]): Promise<void> {
+  /** True when it wrote events only the relay sends (which must then be woken). */
+  private async insert(record: PendingRevocationRecord, events: RevocationEvent[]): Promise<boolean> {
+    let tellsRelay = false;
     await this.db.transaction(async (tx) => {
       if (record.event.reason === 'revoked_by_user' || record.event.reason === 'exposed') {
         // The key's status and its event commit together: a revoked key is always announced.
@@ -152,9 +156,25 @@ export class RevocationOutbox {
       if (audit) await this.audit.record(tx, audit);
       // One statement for every part; they share created_at and are published in order of id.
       await enqueueEvents(tx, 'auth', REVOCATIONS_TOPIC, events.map((e) => ({ id: e.id, key: e.subject, payload: e })));
+      // Told to the owner's webhook endpoints (api_key.revoked, api_key.exposed), with the key as
+      // it now is; its id comes from the revocation's, so a retried insert writes it once. It goes
+      // by the relay alone, not by the direct send: the key's owner is not racing an attacker.
+      const change = TOLD_REVOCATIONS[record.event.reason];
+      if (change) {
+        const told = await apiKeysChanged(tx, [record.apiKeyUuid], change, new Date(Number(record.event.revoked_at)), record.event.event_id);
+        await this.enqueueInTransaction(tx, told);
+        tellsRelay = told.length > 0;
+      }
     });
+    return tellsRelay;
   }
 }
+
+/** What of a revocation the key's owner is told by webhook: a key revoked, by its owner or for its exposure. */
+const TOLD_REVOCATIONS: Partial<Record<PendingRevocationRecord['event']['reason'], ApiKeyChange>> = {
+  revoked_by_user: 'revoked',
+  exposed: 'exposed',
+};
 
 /** Sessions named in an audit record of a reuse: enough to find them, bounded for thousands. */
 const AUDITED_SESSION_IDS = 20;

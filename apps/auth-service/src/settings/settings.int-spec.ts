@@ -1,4 +1,4 @@
-import { validateRevocationEvent } from '@invoicing/contracts';
+import { validateAuthTopicEvent, validateRevocationEvent } from '@invoicing/contracts';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -337,13 +337,16 @@ describe('Settings, then API', () => {
     expect(refresh.body.error).toBe('invalid_grant');
 
     const db = app.service.app.get<DataSource>(getDataSourceToken());
-    const rows: Array<{ payload: unknown }> = await db.query(`SELECT payload FROM auth.outbox WHERE message_key = $1`, [key.id]);
-    expect(rows).toHaveLength(1);
+    const rows: Array<{ payload: { type: string } }> = await db.query(`SELECT payload FROM auth.outbox WHERE message_key = $1 ORDER BY payload->>'type' DESC`, [key.id]);
+    expect(rows).toHaveLength(2);
     const event = validateRevocationEvent(rows[0].payload);
     expect(event.ok && event.value.type).toBe('invoicing.auth.api_key_revoked.v1');
     expect(event.ok && event.value.data.session_ids).toHaveLength(1);
+    // Committed with it, what the owner's webhook endpoints are told: the key as the API now shows it.
+    const told = validateAuthTopicEvent(rows[1].payload);
+    expect(told.ok && told.value.type === 'invoicing.auth.api_key_changed.v1' && told.value.data).toMatchObject({ change: 'revoked', api_key: revoked.body });
     // Revoking again changes nothing and publishes nothing more.
     expect((await client.request('POST', `/api/v1/settings/api-keys/${key.id}/revoke`)).status).toBe(200);
-    expect(await db.query(`SELECT 1 FROM auth.outbox WHERE message_key = $1`, [key.id])).toHaveLength(1);
+    expect(await db.query(`SELECT 1 FROM auth.outbox WHERE message_key = $1`, [key.id])).toHaveLength(2);
   });
 });

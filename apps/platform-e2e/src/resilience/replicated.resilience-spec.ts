@@ -15,7 +15,9 @@ import { createWriteStream } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Webhook } from 'standardwebhooks';
 import { ApiService, platformPorts } from '../support/ports';
+import { startReceiver } from '../support/receiver';
 import { ROOT, RUN_ENV, runCommand, ServiceName, ServiceProcess, sleep, startService } from '../support/processes';
 import { DashboardSession } from './support/dashboard-session';
 import { figure } from './support/figures';
@@ -42,6 +44,9 @@ const STRICT_BOUND_MS = 5000;
 const DEFAULT_BOUND_MS = 30000;
 /** An auth instance that does not wait for replicas: the control of item 12. */
 const UNWAITING_AUTH_PORT = 4421;
+/** Two webhook-service instances (item 11 counts what they deliver through the broker kills). */
+const WEBHOOK_PORTS = [4422, 4423];
+const webhookProcesses: ServiceProcess[] = [];
 /** Item 14 shortens the access tokens' lifetime, so that the old signing key can be retired within the trial. */
 const SHORT_LIFETIME_S = 20;
 
@@ -365,8 +370,21 @@ beforeAll(async () => {
   }
   launch('invoice-service', STRICT_PORT, 'invoice-service-strict', { REVOCATION_MAX_STALENESS_MS: String(STRICT_BOUND_MS) });
   launch('auth-service', UNWAITING_AUTH_PORT, 'auth-service-unwaiting', { REDIS_WAIT_REPLICAS: '0' });
+  await runCommand('webhook-service', ['migrate']);
+  for (const [i, port] of WEBHOOK_PORTS.entries()) {
+    webhookProcesses.push(
+      startService('webhook-service', port, `webhook-service-${i + 1}-replicated`, {
+        KAFKA_BROKERS: KAFKA_BROKERS.join(','),
+        JWT_KEYS: ring.keys,
+        DATABASE_POOL_SIZE: '4',
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '0,500ms,1s,1s,2s,2s,5s,5s',
+        WEBHOOK_POLL_MS: '100',
+      }),
+    );
+  }
   gateway = startGateway();
-  await Promise.all([...instances.map((i) => i.process.waitReady(120000)), gateway.waitReady(30000)]);
+  await Promise.all([...instances.map((i) => i.process.waitReady(120000)), ...webhookProcesses.map((p) => p.waitReady(120000)), gateway.waitReady(30000)]);
   session.keep(await json('GET', `${auth(1)}/api/v1/account/csrf`));
   const signup = await json(
     'POST',
@@ -381,7 +399,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop();
-  await Promise.all(instances.map((i) => i.process.stop()));
+  await Promise.all([...instances.map((i) => i.process.stop()), ...webhookProcesses.map((p) => p.stop())]);
   // Every broker back, and the Redis roles as created, for the next run; then the brokers stop (three JVMs).
   await kafkaCluster('stop').catch(() => undefined);
   await redisCluster('start').catch(() => undefined);
@@ -449,6 +467,13 @@ describe('replicated (items 10-14 of docs/resilience.md)', () => {
     let ruleBroken = 0;
     const revokedAll: Key[] = [];
     const strict503: number[] = [];
+    // Webhooks through the same kills: the organization's endpoint wants every key revoked here and
+    // every client created meanwhile; each must reach the receiver (duplicates with the same webhook-id).
+    const receiver = await startReceiver();
+    const admin = await pairOf(await newKey('webhooks-admin'));
+    const endpoint = await json('POST', `http://127.0.0.1:${WEBHOOK_PORTS[0]}/api/v1/webhook-endpoints`, { url: receiver.url, enabled_events: ['api_key.revoked', 'client.created'] }, bearer(admin.access_token));
+    expect(endpoint.status).toBe(201);
+    const clientsCreated: string[] = [];
     for (const broker of [1, 2, 3]) {
       const keys = await newKeys(15, `broker-${broker}`);
       const tokens = await Promise.all(keys.map(async (k) => (await pairOf(k)).access_token));
@@ -495,7 +520,13 @@ describe('replicated (items 10-14 of docs/resilience.md)', () => {
       await sleep(killedAt - Date.now());
       await kafkaCluster('kill', String(broker));
       try {
-        await sleep(8000);
+        for (let i = 0; i < 5; i++) {
+          const created = await json('POST', `${BASE}/api/v1/clients`, { name: `Broker ${broker} client ${i}` }, bearer(admin.access_token));
+          expect(created.status).toBe(201);
+          clientsCreated.push(String(created.json!.id));
+          await sleep(1000);
+        }
+        await sleep(3000);
       } finally {
         await kafkaCluster('start-broker', String(broker));
       }
@@ -539,6 +570,33 @@ describe('replicated (items 10-14 of docs/resilience.md)', () => {
     figure('11', 'strict instance (5 s bound) not ready (fail closed) per round', strict503.map((ms) => `${ms} ms`).join(', '));
     figure('11', 'answers that vouched for a revoked token past the bound after its event', ruleBroken);
     figure('11', 'instances that accepted a revoked token again after refusing it', flips);
+    // Every revocation and every client told once at least, each event under one webhook-id.
+    const wanted = new Set([...revokedAll.map((k) => `api_key.revoked ${k.id}`), ...clientsCreated.map((id) => `client.created ${id}`)]);
+    const toldOf = () => new Set(receiver.events().map((e) => `${e.type} ${String(e.data.object.id)}`));
+    const waited = await until('every event delivered', async () => [...wanted].every((w) => toldOf().has(w)), 120000, 200).catch(() => -1);
+    const idsOf = new Map<string, Set<string>>();
+    let unverified = 0;
+    for (const e of receiver.events()) {
+      try {
+        new Webhook(String(endpoint.json!.secret)).verify(e.raw, e.headers as Record<string, string>);
+      } catch {
+        unverified += 1;
+      }
+      const what = `${e.type} ${String(e.data.object.id)}`;
+      idsOf.set(what, (idsOf.get(what) ?? new Set()).add(String(e.headers['webhook-id'])));
+    }
+    const webhooksLost = [...wanted].filter((w) => !idsOf.has(w)).length;
+    const webhookDuplicates = receiver.received.length - idsOf.size;
+    await receiver.stop();
+    figure('11', 'webhooks through the kills (2 webhook-service instances): events, delivered, lost, duplicates, unverified', `${wanted.size}, ${idsOf.size}, ${webhooksLost}, ${webhookDuplicates}, ${unverified}`, {
+      api_key_revoked: revokedAll.length,
+      client_created: clientsCreated.length,
+      last_delivered_after_round_ms: waited,
+    });
+    expect(webhooksLost).toBe(0);
+    expect(unverified).toBe(0);
+    // A duplicate is the same event again: one webhook-id per event, whatever the attempts.
+    expect([...idsOf.values()].every((ids) => ids.size === 1)).toBe(true);
     expect(events.size).toBe(revokedAll.length);
     expect(worstRefusalMs).toBeLessThan(DEFAULT_BOUND_MS);
     // Not asserted: a fresh-clone run counted 12 such answers, a run alone 0 (docs/resilience.md,

@@ -1,10 +1,13 @@
 import { problemMessage } from './problem-details.js';
 import { ApiError, CreatedApiKey, NetworkError, Session } from './settings-api.client.js';
+import type { WebhookEndpointWithSecret } from './webhooks.js';
 
 export interface AppState {
   session: Session | null;
   /** The key just created, with its secret: held in memory only until the result view is left. */
   createdKey: CreatedApiKey | null;
+  /** The webhook endpoint just added, with its signing secret: in memory only until its result view is left. */
+  createdWebhook: WebhookEndpointWithSecret | null;
   /** Where to go after logging in, when a settings URL was opened without a session. */
   returnTo: string | null;
 }

@@ -98,6 +98,15 @@ describe('audit log: summaries', () => {
     );
   });
 
+  it('describes a webhook endpoint the platform disabled, its URL as text', () => {
+    const data = { endpoint_id: 'wep_1', url: 'https://erp.example.com/hooks', failing_since: '2026-11-19T09:58:12.345Z', reason: 'failing' };
+    expect(summary('webhook_endpoint.disabled', data)).toBe('Webhook endpoint wep_1 (https://erp.example.com/hooks) disabled; every delivery failed since <2026-11-19T09:58:12.345Z>');
+    expect(eventSummary({ type: 'webhook_endpoint.disabled', data }).some((part) => typeof part === 'object' && 'url' in part)).toBe(false);
+    expect(summary('webhook_endpoint.disabled', { reason: 'failing' })).toBe('Webhook endpoint disabled; its deliveries kept failing');
+    expect(summary('webhook_endpoint.disabled', { endpoint_id: 7, url: null })).toBe('Webhook endpoint disabled');
+    expect(typeOptionLabel('webhook_endpoint.disabled')).toBe('Webhook endpoint disabled (webhook_endpoint.disabled)');
+  });
+
   it('shows an unknown type verbatim, and leaves out data that is missing or of another type', () => {
     expect(summary('api_key.stolen', { name: 'x' })).toBe('api_key.stolen');
     expect(summary('api_key.renamed', { name: 'x', previous_name: 'y' })).toBe('Key renamed to “x” (was “y”)');

@@ -46,6 +46,7 @@ export const AUDIT_EVENT_TYPES: ReadonlyArray<{ type: string; label: string }> =
   { type: 'account.login_failures_summary', label: 'Failed log-ins summary' },
   { type: 'account.logged_out', label: 'Logged out' },
   { type: 'audit.failure_records_suppressed', label: 'Failure records held back' },
+  { type: 'webhook_endpoint.disabled', label: 'Webhook endpoint disabled' },
 ];
 
 /** How many records a page of the list asks for (the API takes 1 to 100). */
@@ -229,6 +230,16 @@ export function eventSummary(event: Pick<AuditEvent, 'type' | 'data'>): SummaryP
         ...(ceiling === null ? [] : [` (at most ${ceiling} a window)`]),
         ...window(data),
         ...(ids.length > 0 ? [`; for ${ids.join(', ')}`] : []),
+      ];
+    }
+    case 'webhook_endpoint.disabled': {
+      const endpoint = text(data, 'endpoint_id');
+      const url = text(data, 'url');
+      const since = text(data, 'failing_since');
+      // The URL as text, not a link: it is where the platform POSTs, not a page to open.
+      return [
+        `Webhook endpoint${endpoint ? ` ${endpoint}` : ''}${url ? ` (${url})` : ''} disabled`,
+        ...(since ? ['; every delivery failed since ', { time: since }] : data.reason === 'failing' ? ['; its deliveries kept failing'] : []),
       ];
     }
     default:

@@ -7,6 +7,9 @@ import { announce, byId, clearAnnouncement } from './dom.js';
 import { formatDateTime } from './format.js';
 import { needsSession, PATHS, TITLES, View, viewFor } from './routes.js';
 import { refreshCsrfToken, Session, settingsApi } from './settings-api.client.js';
+import { setupWebhookAttemptsView } from './webhook-attempts.view.js';
+import { setupWebhookCreateView } from './webhook-create.view.js';
+import { setupWebhooksView } from './webhooks.view.js';
 
 /**
  * The shell: a small router over history.pushState, the signed-in header, and the view switch.
@@ -14,7 +17,7 @@ import { refreshCsrfToken, Session, settingsApi } from './settings-api.client.js
  * so keyboard and screen-reader users land where sighted users look.
  */
 
-const state: AppState = { session: null, createdKey: null, returnTo: null };
+const state: AppState = { session: null, createdKey: null, createdWebhook: null, returnTo: null };
 let current: View | null = null;
 
 /** Top-level containers; the settings views share the settings layout with its navigation. */
@@ -26,6 +29,10 @@ const SECTION_OF: Record<View, string> = {
   create: 'view-settings',
   created: 'view-settings',
   audit: 'view-settings',
+  webhooks: 'view-settings',
+  'webhook-create': 'view-settings',
+  'webhook-created': 'view-settings',
+  'webhook-attempts': 'view-settings',
   'not-found': 'view-not-found',
 };
 const PANEL_OF: Partial<Record<View, string>> = {
@@ -34,9 +41,23 @@ const PANEL_OF: Partial<Record<View, string>> = {
   create: 'panel-create',
   created: 'panel-created',
   audit: 'panel-audit',
+  webhooks: 'panel-webhooks',
+  'webhook-create': 'panel-webhook-create',
+  'webhook-created': 'panel-webhook-created',
+  'webhook-attempts': 'panel-webhook-attempts',
 };
 /** The settings navigation entry that is current for a view (Create key lives under API). */
-const NAV_OF: Partial<Record<View, string>> = { account: 'account', api: 'api', create: 'api', created: 'api', audit: 'audit' };
+const NAV_OF: Partial<Record<View, string>> = {
+  account: 'account',
+  api: 'api',
+  create: 'api',
+  created: 'api',
+  audit: 'audit',
+  webhooks: 'webhooks',
+  'webhook-create': 'webhooks',
+  'webhook-created': 'webhooks',
+  'webhook-attempts': 'webhooks',
+};
 
 const ctx: AppContext = {
   state,
@@ -52,6 +73,7 @@ const ctx: AppContext = {
   sessionLost() {
     state.session = null;
     state.createdKey = null;
+    state.createdWebhook = null;
     state.returnTo = current && needsSession(current) ? location.pathname + location.search : null;
     navigate(PATHS.login, { replace: true });
     announce('Your session has ended. Log in again to continue.', 'error');
@@ -62,6 +84,9 @@ const auth = setupAuthForms(ctx);
 const createKey = setupCreateKeyView(ctx);
 const apiKeys = setupApiKeysView(ctx);
 const auditLog = setupAuditLogView(ctx);
+const webhooks = setupWebhooksView(ctx);
+const webhookCreate = setupWebhookCreateView(ctx);
+const webhookAttempts = setupWebhookAttemptsView(ctx);
 
 /** `focus: false` keeps focus where it is (the audit log's filters change the query, not the view). */
 function navigate(path: string, options: { replace?: boolean; focus?: boolean } = {}): void {
@@ -91,6 +116,7 @@ async function logout(): Promise<void> {
     await settingsApi.logout();
     state.session = null;
     state.createdKey = null;
+    state.createdWebhook = null;
     await refreshCsrfToken();
     navigate(PATHS.login);
     announce('You have logged out.', 'success');
@@ -119,6 +145,7 @@ function redirectFor(view: View): string | null {
   if ((view === 'login' || view === 'signup') && state.session) return PATHS.account;
   // The secret exists only in memory right after creation; a reload or a bookmark finds the list.
   if (view === 'created' && !state.createdKey) return PATHS.api;
+  if (view === 'webhook-created' && !state.createdWebhook) return PATHS.webhooks;
   return null;
 }
 
@@ -132,6 +159,7 @@ async function render(options: { focus: boolean }): Promise<void> {
   const previous = current;
   if (previous !== view) clearAnnouncement();
   if (previous === 'created' && view !== 'created') createKey.leaveCreated();
+  if (previous === 'webhook-created' && view !== 'webhook-created') webhookCreate.leaveCreated();
   current = view;
 
   byId('view-loading').hidden = true;
@@ -146,11 +174,15 @@ async function render(options: { focus: boolean }): Promise<void> {
 
   if (view === 'login' || view === 'signup') auth.reset(view);
   if (view === 'created') createKey.enterCreated();
+  if (view === 'webhook-created') webhookCreate.enterCreated();
   if (options.focus) focusHeading(view);
   // Data loads after the focus move so the heading is announced first, the content as it arrives.
   if (view === 'api') await apiKeys.load();
   if (view === 'create') await createKey.enterCreate();
   if (view === 'audit') await auditLog.load();
+  if (view === 'webhooks') await webhooks.load();
+  if (view === 'webhook-create') await webhookCreate.enterCreate();
+  if (view === 'webhook-attempts') await webhookAttempts.load();
 }
 
 function focusHeading(view: View): void {

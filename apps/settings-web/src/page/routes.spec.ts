@@ -9,12 +9,19 @@ describe('routes', () => {
     expect(viewFor(PATHS.created)).toBe('created');
     expect(viewFor('/settings/audit')).toBe('audit');
     expect(viewFor('/settings/audit/')).toBe('audit');
+    expect(viewFor('/settings/webhooks')).toBe('webhooks');
+    expect(viewFor('/settings/webhooks/')).toBe('webhooks');
+    expect(viewFor(PATHS['webhook-create'])).toBe('webhook-create');
+    expect(viewFor(PATHS['webhook-created'])).toBe('webhook-created');
+    expect(viewFor('/settings/webhooks/attempts')).toBe('webhook-attempts');
+    expect(viewFor('/settings/webhooks/wep_0')).toBe('not-found');
     expect(viewFor('/settings/login')).toBe('login');
     expect(viewFor('/settings/nope')).toBe('not-found');
   });
 
   it('requires a session for the settings views only', () => {
-    expect(['account', 'api', 'create', 'created', 'audit'].every((v) => needsSession(v as never))).toBe(true);
+    const settings = ['account', 'api', 'create', 'created', 'audit', 'webhooks', 'webhook-create', 'webhook-created', 'webhook-attempts'];
+    expect(settings.every((v) => needsSession(v as never))).toBe(true);
     expect(needsSession('login')).toBe(false);
     expect(needsSession('signup')).toBe(false);
     expect(needsSession('not-found')).toBe(false);

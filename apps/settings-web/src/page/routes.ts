@@ -1,5 +1,17 @@
 /** The page's views and their paths under /settings (the server answers every one with the page). */
-export type View = 'login' | 'signup' | 'account' | 'api' | 'create' | 'created' | 'audit' | 'not-found';
+export type View =
+  | 'login'
+  | 'signup'
+  | 'account'
+  | 'api'
+  | 'create'
+  | 'created'
+  | 'audit'
+  | 'webhooks'
+  | 'webhook-create'
+  | 'webhook-created'
+  | 'webhook-attempts'
+  | 'not-found';
 
 export const PATHS = {
   login: '/settings/login',
@@ -10,6 +22,11 @@ export const PATHS = {
   created: '/settings/api/keys/created',
   /** Its filters travel in the query: `/settings/audit?type=…&api_key_id=…`. */
   audit: '/settings/audit',
+  webhooks: '/settings/webhooks',
+  'webhook-create': '/settings/webhooks/new',
+  'webhook-created': '/settings/webhooks/created',
+  /** The endpoint travels in the query: `/settings/webhooks/attempts?endpoint=wep_…`. */
+  'webhook-attempts': '/settings/webhooks/attempts',
 } as const satisfies Record<Exclude<View, 'not-found'>, string>;
 
 const BY_PATH: ReadonlyMap<string, View> = new Map(Object.entries(PATHS).map(([view, path]) => [path, view as View]));
@@ -22,7 +39,7 @@ export function viewFor(pathname: string): View {
 
 /** Views that need a signed-in person. */
 export function needsSession(view: View): boolean {
-  return view === 'account' || view === 'api' || view === 'create' || view === 'created' || view === 'audit';
+  return view !== 'login' && view !== 'signup' && view !== 'not-found';
 }
 
 /** Titles for `document.title`, so a screen reader announces where a navigation landed. */
@@ -34,5 +51,9 @@ export const TITLES: Record<View, string> = {
   create: 'Create key',
   created: 'Key created',
   audit: 'Audit log',
+  webhooks: 'Webhooks',
+  'webhook-create': 'Add webhook endpoint',
+  'webhook-created': 'Webhook endpoint added',
+  'webhook-attempts': 'Delivery attempts',
   'not-found': 'Page not found',
 };

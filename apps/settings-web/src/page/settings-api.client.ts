@@ -1,6 +1,7 @@
 import { AuditEvent, auditEventsQuery, AuditFilters } from './audit-events.js';
 import { KeyListQuery, keysQuery, ListPage } from './key-pages.js';
 import { parseRetryAfter, Problem, toProblem } from './problem-details.js';
+import { ATTEMPT_PAGE_SIZE, ENDPOINT_PAGE_SIZE, pageQuery, WebhookAttempt, WebhookEndpoint, WebhookEndpointWithSecret, WebhookEventType } from './webhooks.js';
 
 /**
  * The auth service's account and settings endpoints (docs/api.md section 9), on the page's own origin:
@@ -133,7 +134,7 @@ function newSession<T>(result: T): T {
   return result;
 }
 
-type Method = 'GET' | 'POST' | 'PATCH';
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 async function send<T>(method: Method, path: string, body?: unknown, retried = false): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
@@ -190,4 +191,33 @@ export const settingsApi = {
   /** The organization's audit log, newest first; a GET, so no CSRF token. */
   auditEvents: (filters: AuditFilters, options: { startingAfter?: string | null; limit?: number } = {}) =>
     send<{ object: 'list'; data: AuditEvent[]; has_more: boolean }>('GET', `/api/v1/settings/audit-events${auditEventsQuery(filters, options)}`),
+  /**
+   * Settings → Webhooks: the auth service forwards each call to the webhook service with an access
+   * token of its own (ADR 0038); the page holds none. The answers are the webhook service's
+   * (docs/api.md section 15).
+   */
+  webhookEventTypes: () => send<{ data: WebhookEventType[] }>('GET', '/api/v1/settings/webhook-event-types'),
+  listWebhookEndpoints: (startingAfter: string | null = null) =>
+    send<ListPage<WebhookEndpoint>>('GET', `${WEBHOOK_ENDPOINTS}${pageQuery({ limit: ENDPOINT_PAGE_SIZE, startingAfter })}`),
+  /** The only answer, with the roll's, that carries the endpoint's `secret`. */
+  createWebhookEndpoint: (input: CreateWebhookEndpointInput) => send<WebhookEndpointWithSecret>('POST', WEBHOOK_ENDPOINTS, input),
+  getWebhookEndpoint: (id: string) => send<WebhookEndpoint>('GET', webhookEndpoint(id)),
+  updateWebhookEndpoint: (id: string, input: { status: 'enabled' | 'disabled' }) => send<WebhookEndpoint>('PATCH', webhookEndpoint(id), input),
+  deleteWebhookEndpoint: (id: string) => send<{ id: string; deleted: true }>('DELETE', webhookEndpoint(id)),
+  rollWebhookSecret: (id: string) => send<WebhookEndpointWithSecret>('POST', `${webhookEndpoint(id)}/roll-secret`),
+  sendWebhookTest: (id: string) => send<{ id: string; type: string }>('POST', `${webhookEndpoint(id)}/test`),
+  webhookAttempts: (id: string, startingAfter: string | null = null) =>
+    send<ListPage<WebhookAttempt>>('GET', `${webhookEndpoint(id)}/attempts${pageQuery({ limit: ATTEMPT_PAGE_SIZE, startingAfter })}`),
+  replayWebhookDeliveries: (id: string, since: string) => send<{ deliveries_queued: number }>('POST', `${webhookEndpoint(id)}/replay`, { since }),
 };
+
+const WEBHOOK_ENDPOINTS = '/api/v1/settings/webhook-endpoints';
+const webhookEndpoint = (id: string) => `${WEBHOOK_ENDPOINTS}/${encodeURIComponent(id)}`;
+
+export interface CreateWebhookEndpointInput {
+  url: string;
+  /** Event types, or `['*']` for all (types added later included). */
+  enabled_events: string[];
+  description?: string;
+  signature_scheme: 'v1' | 'v1a';
+}

@@ -1,11 +1,13 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { newId, parsePublicId, toPublicId, WEBHOOK_LIMITS } from '@invoicing/contracts';
+import { newId, parsePublicId, toPublicId, WEBHOOK_ENDPOINTS_TOPIC, WEBHOOK_LIMITS } from '@invoicing/contracts';
+import { enqueueEvents, OutboxRelay } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import { queryRows } from '../database/query';
 import { WebhookConfig } from '../config';
 import { SecretBox } from '../signing/secret-box';
 import { SignatureScheme, signedHeaders, SigningSecret } from '../signing/standard-webhooks';
+import { endpointDisabledEvent } from './endpoint-disabled-event';
 import { AttemptResult, sendAttempt } from './sender';
 
 /** A claimed delivery with what its attempt needs. */
@@ -23,6 +25,15 @@ interface Claimed {
   payload: string;
 }
 
+/** What the health update of a failed attempt returns. */
+interface HealthRow {
+  disabled: boolean;
+  organization_id: string;
+  url: string;
+  failing_since: Date;
+  disabled_at: Date;
+}
+
 /** Extra hold on a claimed delivery beyond its attempt's deadline (the result's write, a GC pause). */
 const LOCK_MARGIN_MS = 30_000;
 /** Endpoints looked at per claim: the oldest due first. */
@@ -37,7 +48,9 @@ const PURGE_EVERY_MS = 10 * 60_000;
  * instances together (checked in the claim), so a slow or failing endpoint holds that many slots and
  * no more, and the oldest due endpoint is served first. Each failed attempt schedules the next from
  * WEBHOOK_RETRY_SCHEDULE; after the last, the delivery is `failed` (replayable). An endpoint whose
- * attempts have all failed for WEBHOOK_DISABLE_AFTER_MS is disabled (`disabled_reason: failing`).
+ * attempts have all failed for WEBHOOK_DISABLE_AFTER_MS is disabled (`disabled_reason: failing`),
+ * and `webhook_endpoint_disabled.v1` goes to the outbox in the same transaction (the auth service
+ * records it in the organization's audit log).
  */
 @Injectable()
 export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
@@ -55,6 +68,7 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
     @InjectDataSource() private readonly db: DataSource,
     private readonly config: WebhookConfig,
     private readonly box: SecretBox,
+    private readonly relay: OutboxRelay,
   ) {}
 
   onModuleInit(): void {
@@ -206,14 +220,19 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  /** The attempt, the delivery's next state and the endpoint's health, in one statement. */
+  /**
+   * The attempt, the delivery's next state and the endpoint's health, in one statement. A failed
+   * attempt may disable the endpoint: that statement then runs in a transaction that also puts
+   * `webhook_endpoint_disabled.v1` in the outbox, so the event exists exactly when the endpoint was
+   * disabled (a crash or a Postgres error leaves neither, and the attempt's result is recorded again
+   * after its hold). A success never disables: it stays one statement.
+   */
   private async record(d: Claimed, r: AttemptResult): Promise<void> {
     const attempt = d.attempts + 1;
     const schedule = this.config.retryScheduleMs;
     const exhausted = attempt >= schedule.length;
     const nextDelayMs = exhausted ? null : schedule[attempt];
-    const [row]: Array<{ disabled: boolean }> = await queryRows(this.db, 
-      `WITH a AS (
+    const sql = `WITH a AS (
          INSERT INTO webhooks.attempts (id, organization_id, endpoint_id, event_id, attempt, succeeded, response_status, latency_ms, error, response_body)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ), d AS (
@@ -229,30 +248,54 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
            status = CASE WHEN NOT $6 AND status = 'enabled' AND failing_since < now() - make_interval(secs => $12::double precision / 1000) THEN 'disabled' ELSE status END,
            disabled_reason = CASE WHEN NOT $6 AND status = 'enabled' AND failing_since < now() - make_interval(secs => $12::double precision / 1000) THEN 'failing' ELSE disabled_reason END
          WHERE id = $3
-         RETURNING status = 'disabled' AND disabled_reason = 'failing' AND NOT $6 AS disabled
+         -- Disabled for failing, by this attempt or by another one in flight beside it: the event's
+         -- id comes from the endpoint and failing_since, so the outbox keeps one. Not for a failing
+         -- streak started over meanwhile (a new URL): failing_since is then recent.
+         RETURNING status = 'disabled' AND disabled_reason = 'failing' AND NOT $6
+             AND failing_since < now() - make_interval(secs => $12::double precision / 1000) AS disabled,
+           organization_id, url, failing_since, now() AS disabled_at
        ), paused AS (
          -- Disabled now: its other deliveries wait (no next attempt) until it is enabled again.
          UPDATE webhooks.deliveries SET next_attempt_at = NULL
          WHERE endpoint_id = $3 AND status = 'pending' AND locked_until IS NULL AND (SELECT disabled FROM health)
        )
-       SELECT disabled FROM health`,
-      [
-        parsePublicId('wat', newId('wat')),
-        d.organization_id,
-        d.endpoint_id,
-        d.event_id,
-        attempt,
-        r.ok,
-        r.status,
-        r.latencyMs,
-        r.error,
-        r.body === null ? null : r.body.split(String.fromCharCode(0)).join(''),
-        nextDelayMs,
-        this.config.WEBHOOK_DISABLE_AFTER_MS,
-        d.lock_token,
-      ],
-    );
-    if (row?.disabled) this.logger.warn(`endpoint ${toPublicId('wep', d.endpoint_id)} disabled: every attempt has failed for ${this.config.WEBHOOK_DISABLE_AFTER_MS} ms`);
+       SELECT disabled, organization_id, url, failing_since, disabled_at FROM health`;
+    const params = [
+      parsePublicId('wat', newId('wat')),
+      d.organization_id,
+      d.endpoint_id,
+      d.event_id,
+      attempt,
+      r.ok,
+      r.status,
+      r.latencyMs,
+      r.error,
+      r.body === null ? null : r.body.split(String.fromCharCode(0)).join(''),
+      nextDelayMs,
+      this.config.WEBHOOK_DISABLE_AFTER_MS,
+      d.lock_token,
+    ];
+    if (r.ok) {
+      await queryRows(this.db, sql, params);
+      return;
+    }
+    const disabled = await this.db.transaction(async (tx) => {
+      const [row] = await queryRows<HealthRow>(tx, sql, params);
+      if (!row?.disabled) return false;
+      const event = endpointDisabledEvent({
+        endpointId: d.endpoint_id,
+        organizationId: row.organization_id,
+        url: row.url,
+        failingSince: row.failing_since,
+        disabledAt: row.disabled_at,
+      });
+      await enqueueEvents(tx, 'webhooks', WEBHOOK_ENDPOINTS_TOPIC, [{ id: event.id, key: event.subject, payload: event }]);
+      return true;
+    });
+    if (disabled) {
+      this.relay.kick();
+      this.logger.warn(`endpoint ${toPublicId('wep', d.endpoint_id)} disabled: every attempt has failed for ${this.config.WEBHOOK_DISABLE_AFTER_MS} ms`);
+    }
   }
 
   /**

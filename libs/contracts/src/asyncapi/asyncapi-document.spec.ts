@@ -7,6 +7,7 @@ import * as contracts from '../index';
 import { validateAuditEvent } from '../events/audit-events';
 import { validateDomainEvent } from '../events/domain-events';
 import { validateAuthTopicEvent } from '../events/revocation-events';
+import { validateWebhookEndpointEvent } from '../events/webhook-endpoint-events';
 import { buildAsyncApiDocument } from './asyncapi-document';
 
 type Schema = Record<string, unknown>;
@@ -64,7 +65,12 @@ function contractTopicsAndTypes(): { topics: Set<string>; types: Set<string> } {
 
 /** The contract schema of a CloudEvents type, as the publishers validate with it. */
 function contractSchema(type: string): Schema {
-  const all: Record<string, Schema> = { ...contracts.REVOCATION_EVENT_SCHEMAS, ...contracts.DOMAIN_EVENT_SCHEMAS, [contracts.AUDIT_EVENT_V1]: contracts.AUDIT_EVENT_SCHEMA };
+  const all: Record<string, Schema> = {
+    ...contracts.REVOCATION_EVENT_SCHEMAS,
+    ...contracts.DOMAIN_EVENT_SCHEMAS,
+    [contracts.AUDIT_EVENT_V1]: contracts.AUDIT_EVENT_SCHEMA,
+    ...contracts.WEBHOOK_ENDPOINT_EVENT_SCHEMAS,
+  };
   return all[type];
 }
 
@@ -73,6 +79,7 @@ const VALIDATORS: Record<string, (value: unknown) => { ok: boolean; errors?: str
   [contracts.REVOCATIONS_TOPIC]: (v) => validateAuthTopicEvent(v),
   [contracts.DOMAIN_TOPIC]: validateDomainEvent,
   [contracts.AUDIT_TOPIC]: validateAuditEvent,
+  [contracts.WEBHOOK_ENDPOINTS_TOPIC]: validateWebhookEndpointEvent,
 };
 
 /** Draft-07 (what AsyncAPI Schema extends), with the contracts' formats: what a subscriber's AsyncAPI tooling checks. */
@@ -97,7 +104,7 @@ describe(buildAsyncApiDocument.name, () => {
     expect(Object.values(doc.servers).map((s) => s.protocol)).toEqual(['kafka', 'kafka']);
     expect(doc.servers.compose.host).toBe('localhost:9094');
     for (const server of Object.values(doc.servers)) expect(server.description).toMatch(/Production brokers are deployment-specific/);
-    for (const promise of [/at least once/i, /structured/, /Binary mode .* is not used/, /same CloudEvents `id`/, /order/, /compacted/, /2 hours/, /7 days/]) {
+    for (const promise of [/at least once/i, /structured/, /Binary mode .* is not used/, /same CloudEvents `id`/, /order/, /compacted/, /2 hours/, /7 days/, /30 days/]) {
       expect(doc.info.description).toMatch(promise);
     }
   });
@@ -208,9 +215,11 @@ describe(buildAsyncApiDocument.name, () => {
     expect(byTopic[contracts.REVOCATIONS_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['delete'], 'retention.ms': 2 * contracts.ACCESS_TOKEN_TTL_SECONDS * 1000 } });
     expect(byTopic[contracts.DOMAIN_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['compact'] } });
     expect(byTopic[contracts.AUDIT_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['delete'], 'retention.ms': 604800000 } });
+    expect(byTopic[contracts.WEBHOOK_ENDPOINTS_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['delete'], 'retention.ms': 30 * 86400000 } });
     for (const { id, topic, message } of channelMessages) {
       const kind = (contracts.DOMAIN_TOPIC_TYPES as Record<string, string>)[id] as keyof typeof contracts.ID_PREFIXES | undefined;
-      const prefix = topic === contracts.REVOCATIONS_TOPIC ? 'key' : topic === contracts.AUDIT_TOPIC ? 'org' : kind && contracts.ID_PREFIXES[kind];
+      const prefix =
+        topic === contracts.REVOCATIONS_TOPIC ? 'key' : topic === contracts.AUDIT_TOPIC ? 'org' : topic === contracts.WEBHOOK_ENDPOINTS_TOPIC ? 'wep' : kind && contracts.ID_PREFIXES[kind];
       expect({ id, key: message.bindings.kafka.key.pattern }).toEqual({ id, key: `^${prefix}_[0-9a-f]{32}$` });
     }
   });

@@ -2,12 +2,14 @@ import { ACCESS_TOKEN_TTL_SECONDS } from '../access-token';
 import { AUDIT_EVENT_SCHEMA, AUDIT_EVENT_TYPES, AUDIT_EVENT_V1, AUDIT_TOPIC } from '../events/audit-events';
 import { DOMAIN_EVENT_SCHEMAS, DOMAIN_TOPIC } from '../events/domain-events';
 import { REVOCATION_EVENT_SCHEMAS, REVOCATIONS_TOPIC } from '../events/revocation-events';
+import { WEBHOOK_ENDPOINT_EVENT_SCHEMAS, WEBHOOK_ENDPOINTS_TOPIC } from '../events/webhook-endpoint-events';
 import { eventExamples } from './event-examples';
 
 /**
  * The AsyncAPI 3.0 document of every topic the platform publishes and every event type on it,
  * generated from the same contracts as the JSON Schemas the publishers validate each event with
- * (REVOCATION_EVENT_SCHEMAS, DOMAIN_EVENT_SCHEMAS, AUDIT_EVENT_SCHEMA), so it cannot drift from
+ * (REVOCATION_EVENT_SCHEMAS, DOMAIN_EVENT_SCHEMAS, AUDIT_EVENT_SCHEMA,
+ * WEBHOOK_ENDPOINT_EVENT_SCHEMAS), so it cannot drift from
  * what is sent. Served at /api/v1/asyncapi.json beside the OpenAPI document, and rendered at
  * /api/v1/docs/events.
  *
@@ -98,6 +100,20 @@ const TOPICS: TopicDescription[] = [
     events: [[AUDIT_EVENT_V1, AUDIT_EVENT_SCHEMA as unknown as Record<string, unknown>]],
     keyOf: (schema) => schema.properties.subject,
     keyDescription: 'The organization id (`org_...`), also the event\'s `subject`: one organization\'s records go to one partition.',
+  },
+  {
+    topic: WEBHOOK_ENDPOINTS_TOPIC,
+    title: 'Webhook endpoints',
+    description:
+      'What happens to a webhook endpoint that other services act on (ADR 0037): today, an endpoint the platform disabled because no delivery to it had succeeded for 5 days, which the auth service records in the organization\'s audit log (`webhook_endpoint.disabled`). ' +
+      'Published by the webhook service through its outbox, in the transaction that disabled the endpoint. ' +
+      'The list of types is open: skip a type you do not know, and treat `data.reason` as informative and its list as open.',
+    settings: { partitions: 6, 'cleanup.policy': ['delete'], 'retention.ms': 30 * 24 * 3600 * 1000 },
+    subscribing:
+      'One consumer group per subscribing service (its instances share the work); start from the earliest offset the first time. Validate each event against the schema of its type, skip unknown types, and apply an event twice without harm: the same disabling always has the same CloudEvents `id`.',
+    events: Object.entries(WEBHOOK_ENDPOINT_EVENT_SCHEMAS) as Array<[string, Record<string, unknown>]>,
+    keyOf: (schema) => schema.properties.subject,
+    keyDescription: 'The webhook endpoint id (`wep_...`), also the event\'s `subject`: one endpoint\'s events go to one partition.',
   },
 ];
 

@@ -1,7 +1,9 @@
 import { AUDIT_EVENT_V1, AuditEventV1 } from '../events/audit-events';
 import { DOMAIN_EVENT_SCHEMAS, DOMAIN_EVENT_TYPES, DomainEvent, INVOICE_BALANCE_CHANGED_TYPE } from '../events/domain-events';
+import { WEBHOOK_ENDPOINT_DISABLED_V1, WebhookEndpointDisabledV1 } from '../events/webhook-endpoint-events';
 import {
   API_KEY_ALLOWED_IPS_CHANGED_V1,
+  API_KEY_CHANGED_V1,
   API_KEY_EXPIRING_V1,
   API_KEY_REVOKED_V1,
   AuthTopicEvent,
@@ -64,6 +66,32 @@ const AUTH_TOPIC_EXAMPLES: AuthTopicExamples = {
     name: 'ERP export',
     expires_at: '2026-12-01T10:00:00.000Z',
   }),
+  [API_KEY_CHANGED_V1]: authEvent(API_KEY_CHANGED_V1, '0192d5a0-c3b8-7a6e-9f1d-2c3b4a596884', {
+    organization_id: ORGANIZATION_ID,
+    api_key_id: API_KEY_ID,
+    client_id: CLIENT_ID,
+    change: 'secret_rolled',
+    api_key: {
+      object: 'api_key',
+      id: API_KEY_ID,
+      organization_id: ORGANIZATION_ID,
+      name: 'ERP export',
+      client_id: CLIENT_ID,
+      scopes: ['read:invoices', 'write:invoices'],
+      status: 'active',
+      created_at: '2026-11-01T09:00:00.000Z',
+      last_used_at: TIME,
+      revoked_at: null,
+      expires_at: '2026-12-01T10:00:00.000Z',
+      allowed_ips: [],
+      secret_last_used_at: null,
+      previous_secret_expires_at: '2026-11-25T10:00:00.000Z',
+      previous_secret_last_used_at: TIME,
+      exposed_at: null,
+      exposed_url: null,
+    },
+    changed_at: TIME,
+  }),
 };
 
 /**
@@ -91,6 +119,25 @@ const AUDIT_EXAMPLE: AuditEventV1 = {
     data: { email: 'ada@example.com' },
     prev_hash: '0'.repeat(64),
     hash: '586c9b1394df127394cd6e6e48e77e3867e64242ea61cda81f9297ea934ae5a8',
+  },
+};
+
+/** A webhook endpoint the platform disabled after five days of failed deliveries (ADR 0037). */
+const WEBHOOK_ENDPOINT_DISABLED_EXAMPLE: WebhookEndpointDisabledV1 = {
+  specversion: '1.0',
+  id: '0192d5a0-c3b8-8a6e-9f1d-2c3b4a5968a0',
+  source: '/invoicing/webhook-service',
+  type: WEBHOOK_ENDPOINT_DISABLED_V1,
+  subject: 'wep_0192d5a0c3b87a6e9f1d2c3b4a596878',
+  time: TIME,
+  datacontenttype: 'application/json',
+  data: {
+    organization_id: ORGANIZATION_ID,
+    endpoint_id: 'wep_0192d5a0c3b87a6e9f1d2c3b4a596878',
+    url: 'https://erp.acme.example/webhooks/invoicing',
+    reason: 'failing',
+    failing_since: '2026-11-19T09:58:12.345Z',
+    disabled_at: TIME,
   },
 };
 
@@ -198,5 +245,6 @@ export function eventExamples(): Record<string, CloudEvent<string, unknown>> {
     ...Object.fromEntries(Object.entries(DOMAIN_EVENT_TYPES).map(([kind, type]) => [type, domainExample(kind, type)])),
     [INVOICE_BALANCE_CHANGED_TYPE]: balanceExample(),
     [AUDIT_EVENT_V1]: AUDIT_EXAMPLE,
+    [WEBHOOK_ENDPOINT_DISABLED_V1]: WEBHOOK_ENDPOINT_DISABLED_EXAMPLE,
   };
 }

@@ -32,6 +32,7 @@ export const AUDIT_EVENT_TYPES = [
   'account.login_failures_summary',
   'account.logged_out',
   'audit.failure_records_suppressed',
+  'webhook_endpoint.disabled',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -1,0 +1,112 @@
+import { Controller, Injectable, Logger } from '@nestjs/common';
+import { EventPattern, Payload } from '@nestjs/microservices';
+import { InjectDataSource } from '@nestjs/typeorm';
+import {
+  API_KEY_CHANGED_V1,
+  ApiKeyChange,
+  ApiKeyChangedV1,
+  parsePublicId,
+  REVOCATIONS_TOPIC,
+  validateAuthTopicEvent,
+  WEBHOOK_EVENT_CATALOGUE,
+  WEBHOOK_LIMITS,
+  WebhookEventType,
+} from '@invoicing/contracts';
+import { BatchedMessage, jsonValueOf, KafkaEventTransport, processTogether } from '@invoicing/event-bus';
+import type { DataSource } from 'typeorm';
+import { WebhookConfig } from '../config';
+import { DeliveryWorker } from '../delivery/delivery-worker';
+import { NewWebhookEvent, storeEvents } from './domain-ingest';
+
+/**
+ * The handler's pattern: the service reads the auth topic twice, every instance for its view of
+ * revocations (the guard's feed, pattern = the topic), and once per service for this.
+ */
+export const API_KEY_CHANGES_PATTERN = 'webhook-service.api-key-changes';
+
+/**
+ * The webhook events of a key's change. An exposed key is revoked with it: `api_key.exposed` and
+ * `api_key.revoked` both, so an endpoint that wants every revocation hears of this one too.
+ */
+export const WEBHOOK_TYPES_OF_CHANGE: Record<ApiKeyChange, WebhookEventType[]> = {
+  expiring: ['api_key.expiring'],
+  revoked: ['api_key.revoked'],
+  exposed: ['api_key.exposed', 'api_key.revoked'],
+  secret_rolled: ['api_key.secret_rolled'],
+};
+
+/** The events of one message: the first keeps the message's id as its source, the others add their type. */
+export function keyChangeEvents(event: ApiKeyChangedV1): NewWebhookEvent[] {
+  const organizationId = parsePublicId('org', event.data.organization_id);
+  if (!organizationId) return [];
+  return WEBHOOK_TYPES_OF_CHANGE[event.data.change].map((type, i) => ({
+    sourceId: i === 0 ? event.id : `${event.id}/${type}`,
+    organizationId,
+    type,
+    scope: WEBHOOK_EVENT_CATALOGUE[type].scope,
+    createdAt: new Date(event.data.changed_at).toISOString(),
+    object: event.data.api_key,
+  }));
+}
+
+/**
+ * `invoicing.auth.api_key_changed.v1` on `auth.revocations.v1` → `api_key.expiring`, `.revoked`,
+ * `.exposed`, `.secret_rolled` events of the key's organization, with the key as the settings API
+ * shows it. Every other type of the topic (the revocations themselves) is skipped here. A batch per
+ * transaction, once per service, as the domain events.
+ */
+@Injectable()
+export class KeyChangesIngest {
+  private readonly logger = new Logger(KeyChangesIngest.name);
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly worker: DeliveryWorker,
+    transport: KafkaEventTransport,
+    config: WebhookConfig,
+  ) {
+    transport.subscribe({
+      topic: REVOCATIONS_TOPIC,
+      pattern: API_KEY_CHANGES_PATTERN,
+      delivery: 'once-per-service',
+      clientId: 'webhook-service-api-keys',
+      groupId: 'webhook-service.api-keys',
+      maxWaitTimeInMs: config.REVOCATION_FETCH_MAX_WAIT_MS,
+      batch: true,
+    });
+  }
+
+  toEvents(messages: BatchedMessage[]): NewWebhookEvent[] {
+    const oldest = Date.now() - WEBHOOK_LIMITS.eventRetentionDays * 86_400_000;
+    const events: NewWebhookEvent[] = [];
+    for (const message of messages) {
+      const value = jsonValueOf(message) as { type?: unknown } | undefined;
+      if (value?.type !== API_KEY_CHANGED_V1) continue;
+      const checked = validateAuthTopicEvent(value);
+      if (!checked.ok || checked.value.type !== API_KEY_CHANGED_V1) {
+        this.logger.warn(`skipped a message of ${message.topic} at offset ${message.offset}: ${checked.ok ? 'not a key change' : checked.errors.slice(0, 3).join('; ')}`);
+        continue;
+      }
+      if (new Date(checked.value.data.changed_at).getTime() < oldest) continue;
+      events.push(...keyChangeEvents(checked.value));
+    }
+    return events;
+  }
+
+  async apply(messages: BatchedMessage[]): Promise<void> {
+    const events = this.toEvents(messages);
+    if (events.length === 0) return;
+    const queued = await processTogether(messages, () => storeEvents(this.db, events));
+    if (queued > 0) this.worker.kick();
+  }
+}
+
+@Controller()
+export class KeyChangesIngestController {
+  constructor(private readonly ingest: KeyChangesIngest) {}
+
+  @EventPattern(API_KEY_CHANGES_PATTERN)
+  apply(@Payload() messages: BatchedMessage[]): Promise<void> {
+    return this.ingest.apply(messages);
+  }
+}
