@@ -1,4 +1,4 @@
-import { AUDIT_TOPIC, buildAsyncApiDocument, DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES, WEBHOOK_ENDPOINTS_TOPIC } from '@invoicing/contracts';
+import { API_KEYS_TOPIC, AUDIT_TOPIC, buildAsyncApiDocument, DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES, WEBHOOK_ENDPOINTS_TOPIC } from '@invoicing/contracts';
 import Ajv from 'ajv';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json';
 import addFormats from 'ajv-formats';
@@ -53,13 +53,14 @@ describe('docker-compose.yml', () => {
     expect(JSON.stringify(compose.services.postgres)).toContain('./deploy/k8s/base/platform/postgres/bootstrap.sql:/invoicing/bootstrap.sql');
   });
 
-  it('creates the topics once Kafka is healthy: revocations (6 partitions, at least 2 h), domain events (6, compacted), the audit stream (6, 7 days), webhook endpoints (6, 30 days)', () => {
+  it('creates the topics once Kafka is healthy: revocations (6 partitions, at least 2 h), domain events (6, compacted), the audit stream (6, 7 days), webhook endpoints and API key changes (6, 30 days)', () => {
     const topics = compose.services['kafka-topics'];
     const script = (Array.isArray(topics.command) ? topics.command : [topics.command ?? '']).join('\n');
     const created = Object.fromEntries(topicCreations(script).map((t) => [t.topic, t]));
-    expect(Object.keys(created).sort()).toEqual([AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, WEBHOOK_ENDPOINTS_TOPIC].sort());
+    expect(Object.keys(created).sort()).toEqual([API_KEYS_TOPIC, AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, WEBHOOK_ENDPOINTS_TOPIC].sort());
     expect(created[AUDIT_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'delete', 'retention.ms': '604800000' } });
     expect(created[WEBHOOK_ENDPOINTS_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'delete', 'retention.ms': '2592000000' } });
+    expect(created[API_KEYS_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'delete', 'retention.ms': '2592000000' } });
     expect(created[REVOCATIONS_TOPIC].partitions).toBe(6);
     expect(Number(created[REVOCATIONS_TOPIC].configs['retention.ms'])).toBeGreaterThanOrEqual(2 * 3600 * 1000);
     expect(created[DOMAIN_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'compact' } });

@@ -1,4 +1,4 @@
-import { AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES, WEBHOOK_ENDPOINTS_TOPIC } from '@invoicing/contracts';
+import { API_KEYS_TOPIC, AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, SERVICES, WEBHOOK_ENDPOINTS_TOPIC } from '@invoicing/contracts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Container, generated, K8sObject, named, ofKind, OVERLAYS, podLabelsOf, podSpecOf, render, renderOverlay, workloads } from './support/manifests';
@@ -169,13 +169,14 @@ describe.each(['base', ...OVERLAYS])('Kubernetes security and availability (%s)'
 describe('setup Jobs', () => {
   const objects = render('base');
 
-  it('the Kafka topic Job creates auth.revocations.v1 (6 partitions, retention of at least 7200000 ms), the compacted domain topic, the audit stream (7 days) and webhook endpoints (30 days)', () => {
+  it('the Kafka topic Job creates auth.revocations.v1 (6 partitions, retention of at least 7200000 ms), the compacted domain topic, the audit stream (7 days), webhook endpoints and API key changes (30 days)', () => {
     const job = named(objects, 'Job', 'kafka-topic-job') as K8sObject;
     const script = podSpecOf(job).containers[0].args?.join('\n') ?? '';
     const created = Object.fromEntries(topicCreations(script).map((t) => [t.topic, t]));
-    expect(Object.keys(created).sort()).toEqual([AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, WEBHOOK_ENDPOINTS_TOPIC].sort());
+    expect(Object.keys(created).sort()).toEqual([API_KEYS_TOPIC, AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, WEBHOOK_ENDPOINTS_TOPIC].sort());
     expect(created[AUDIT_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'delete', 'retention.ms': '604800000' } });
     expect(created[WEBHOOK_ENDPOINTS_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'delete', 'retention.ms': '2592000000' } });
+    expect(created[API_KEYS_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'delete', 'retention.ms': '2592000000' } });
     expect(created[REVOCATIONS_TOPIC].partitions).toBe(6);
     expect(Number(created[REVOCATIONS_TOPIC].configs['retention.ms'])).toBeGreaterThanOrEqual(7200000);
     expect(created[DOMAIN_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'compact' } });

@@ -256,6 +256,7 @@ kafka_cluster_create_topics() {
     "$DOMAIN_TOPIC cleanup.policy=compact"
     "$AUDIT_TOPIC retention.ms=$AUDIT_RETENTION_MS cleanup.policy=delete"
     "$WEBHOOK_ENDPOINTS_TOPIC retention.ms=$WEBHOOK_ENDPOINTS_RETENTION_MS cleanup.policy=delete"
+    "$API_KEYS_TOPIC retention.ms=$API_KEYS_RETENTION_MS cleanup.policy=delete"
   )
   KAFKA_CLUSTER_TOPICS_CREATED=0
   for spec in "${specs[@]}"; do

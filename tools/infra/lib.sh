@@ -69,6 +69,11 @@ AUDIT_RETENTION_MS="${AUDIT_RETENTION_MS:-604800000}"
 # service may be down without losing a record.
 WEBHOOK_ENDPOINTS_TOPIC=webhooks.endpoints.v1
 WEBHOOK_ENDPOINTS_RETENTION_MS="${WEBHOOK_ENDPOINTS_RETENTION_MS:-2592000000}"
+# What a key's owner is told by webhook (ADR 0037; key = API key id), from the auth service's outbox:
+# the webhook service reads it once per service. 30 days, not the revocation topic's 2 hours: the
+# longest the webhook service may be down without losing a key change.
+API_KEYS_TOPIC=auth.api-keys.v1
+API_KEYS_RETENTION_MS="${API_KEYS_RETENTION_MS:-2592000000}"
 # 2 x the 1 h access-token lifetime.
 REVOCATIONS_RETENTION_MS="${REVOCATIONS_RETENTION_MS:-7200000}"
 

@@ -5,7 +5,8 @@
 #   Redis Cluster 127.0.0.1:7001-7006 (three primaries with one replica each, for the auth
 #              service's cluster test)
 #   Kafka      127.0.0.1:9092 (single-node KRaft broker, controller on :9093)
-#              + topics auth.revocations.v1, invoicing.domain.v1, auth.audit.v1 and webhooks.endpoints.v1
+#              + topics auth.revocations.v1, invoicing.domain.v1, auth.audit.v1, webhooks.endpoints.v1
+#              and auth.api-keys.v1
 # (Not the 3-node Kafka cluster of kafka-cluster.sh: the resilience tier starts that itself.)
 # Safe to run repeatedly; a second run only checks and re-applies the (idempotent)
 # bootstrap. Works non-interactively (CI=true, no stdin).
@@ -44,6 +45,7 @@ kafka_create_topic "$REVOCATIONS_TOPIC" "retention.ms=$REVOCATIONS_RETENTION_MS"
 kafka_create_topic "$DOMAIN_TOPIC" cleanup.policy=compact
 kafka_create_topic "$AUDIT_TOPIC" "retention.ms=$AUDIT_RETENTION_MS" cleanup.policy=delete
 kafka_create_topic "$WEBHOOK_ENDPOINTS_TOPIC" "retention.ms=$WEBHOOK_ENDPOINTS_RETENTION_MS" cleanup.policy=delete
+kafka_create_topic "$API_KEYS_TOPIC" "retention.ms=$API_KEYS_RETENTION_MS" cleanup.policy=delete
 
 cat <<EOF
 infra is up ($(($(now_ms) - T0)) ms):
@@ -55,6 +57,7 @@ infra is up ($(($(now_ms) - T0)) ms):
             topic $DOMAIN_TOPIC (6 partitions, compacted)
             topic $AUDIT_TOPIC (6 partitions, retention.ms=$AUDIT_RETENTION_MS)
             topic $WEBHOOK_ENDPOINTS_TOPIC (6 partitions, retention.ms=$WEBHOOK_ENDPOINTS_RETENTION_MS)
+            topic $API_KEYS_TOPIC (6 partitions, retention.ms=$API_KEYS_RETENTION_MS)
   state     $INVOICING_STATE_DIR  (kafka log: $KAFKA_LOG)
   stop with bash tools/infra/down.sh [--purge]
 EOF

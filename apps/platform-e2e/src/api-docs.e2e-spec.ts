@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, WEBHOOK_ENDPOINTS_TOPIC } from '@invoicing/contracts';
+import { API_KEYS_TOPIC, AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, WEBHOOK_ENDPOINTS_TOPIC } from '@invoicing/contracts';
 import { join } from 'node:path';
 import { Page } from 'playwright-core';
 import { Browser, launchChromium, SCREENSHOTS } from './support/chromium';
@@ -146,16 +146,16 @@ interface AsyncApiDocument {
 }
 
 describe('the events (AsyncAPI 3.0), through the gateway', () => {
-  it('serves /api/v1/asyncapi.json as JSON: AsyncAPI 3.0.0 with the four topics and their messages', async () => {
+  it('serves /api/v1/asyncapi.json as JSON: AsyncAPI 3.0.0 with the five topics and their messages', async () => {
     const response = await fetch(`${BASE}/api/v1/asyncapi.json`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json\b/);
     expect(response.headers.get('cache-control')).toBe('public, max-age=300');
     const doc = (await response.json()) as AsyncApiDocument;
     expect(doc.asyncapi).toBe('3.0.0');
-    expect(Object.values(doc.channels).map((c) => c.address).sort()).toEqual([AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, WEBHOOK_ENDPOINTS_TOPIC].sort());
+    expect(Object.values(doc.channels).map((c) => c.address).sort()).toEqual([API_KEYS_TOPIC, AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, WEBHOOK_ENDPOINTS_TOPIC].sort());
     expect(Object.values(doc.operations).every((o) => o.action === 'send')).toBe(true);
-    expect(Object.keys(doc.components.messages).length).toBeGreaterThanOrEqual(4 + 5 + 1 + 1);
+    expect(Object.keys(doc.components.messages).length).toBeGreaterThanOrEqual(4 + 5 + 1 + 1 + 1);
   });
 
   it('renders the events page, reached from the reference, under its CSP, with every topic and message', async () => {

@@ -15,3 +15,4 @@ export * from './events/audit-events';
 export * from './problems';
 export * from './webhooks/webhooks';
 export * from './events/webhook-endpoint-events';
+export * from './events/api-key-events';

@@ -5,7 +5,7 @@ import { Clock } from '../common/clock';
 import { RevocationOutbox } from '../revocation/revocation-outbox.service';
 import { apiKeyExpired, apiKeyExpiring, apiKeysChanged } from './key-events';
 import { AuditLog } from '../audit/audit-log';
-import { AuthTopicEvent, toPublicId } from '@invoicing/contracts';
+import { toPublicId } from '@invoicing/contracts';
 
 /**
  * Four times a second: within a second of the instant (the sweep's period, plus the relay and one fetch
@@ -30,7 +30,8 @@ interface DueRow {
  * Announces expiries (ADR 0023). In one transaction per sweep it marks the keys whose
  * `expires_at` has passed `expired` and writes their api_key_revoked.v1 events (reason `expired`),
  * and marks the keys that expire within seven days as noticed and writes their
- * api_key_expiring.v1 events; the outbox relay publishes them at commit. Rows are locked with SKIP
+ * api_key_expiring.v1 events (and, for their owners' webhooks, api_key_changed.v1 on
+ * auth.api-keys.v1); the outbox relay publishes them at commit. Rows are locked with SKIP
  * LOCKED, so several instances sweep side by side without announcing a key twice.
  *
  * The token endpoints do not wait for this: they compare `expires_at` with the clock on every
@@ -103,14 +104,15 @@ export class KeyExpirySweep implements OnApplicationBootstrap, OnModuleDestroy {
         [now, new Date(now.getTime() + EXPIRY_NOTICE_MS)],
       )) as [DueRow[], number];
       const ref = (r: DueRow) => ({ id: r.id, organizationId: r.organization_id, clientId: r.client_id });
-      const events: AuthTopicEvent[] = [
+      const events = [
         // The instant of the expiry, not of the sweep: the revocation covers every token issued before it.
         ...expired[0].map((r) => apiKeyExpired(ref(r), new Date(r.expires_at))),
         ...noticed[0].map((r) => apiKeyExpiring({ ...ref(r), name: r.name, expiresAt: new Date(r.expires_at) }, now)),
       ];
-      // The notice again, as the owner's webhook endpoints are told it (api_key.expiring), with the key.
-      events.push(...(await apiKeysChanged(tx, noticed[0].map((r) => r.id), 'expiring', now)));
       if (events.length > 0) await this.outbox.enqueueInTransaction(tx, events);
+      // The notice again, as the owner's webhook endpoints are told it (api_key.expiring), with the
+      // key: on the key changes' own topic.
+      await this.outbox.enqueueKeyChanges(tx, await apiKeysChanged(tx, noticed[0].map((r) => r.id), 'expiring', now));
       // Organization by organization in one order, so two instances' sweeps take the audit logs'
       // locks in the same order and never wait on each other in a cycle.
       for (const r of [...expired[0]].sort((a, b) => a.organization_id.localeCompare(b.organization_id))) {

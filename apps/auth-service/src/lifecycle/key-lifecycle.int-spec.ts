@@ -1,4 +1,4 @@
-import { validateAuthTopicEvent } from '@invoicing/contracts';
+import { API_KEYS_TOPIC, REVOCATIONS_TOPIC, validateApiKeyEvent, validateAuthTopicEvent } from '@invoicing/contracts';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -61,15 +61,18 @@ async function keyView(client: BrowserLikeClient, id: string): Promise<Record<st
   return (list.body.data as Array<Record<string, unknown>>).find((k) => k.id === id)!;
 }
 
-async function eventsOf(keyId: string): Promise<Array<{ type: string; data: Record<string, unknown>; published: boolean }>> {
-  const rows = (await db().query(`SELECT payload, published_at FROM auth.outbox WHERE message_key = $1 ORDER BY id`, [keyId])) as Array<{
+/** A key's events in the outbox, each valid on its topic: the revocation topic's, or a change told by webhook on auth.api-keys.v1. */
+async function eventsOf(keyId: string): Promise<Array<{ topic: string; type: string; data: Record<string, unknown>; published: boolean }>> {
+  const rows = (await db().query(`SELECT topic, payload, published_at FROM auth.outbox WHERE message_key = $1 ORDER BY id`, [keyId])) as Array<{
+    topic: string;
     payload: unknown;
     published_at: Date | null;
   }>;
   return rows.map((r) => {
-    const v = validateAuthTopicEvent(r.payload);
+    const v = r.topic === API_KEYS_TOPIC ? validateApiKeyEvent(r.payload) : r.topic === REVOCATIONS_TOPIC ? validateAuthTopicEvent(r.payload) : null;
+    if (!v) throw new Error(`an event of ${keyId} on ${r.topic}`);
     if (!v.ok) throw new Error(v.errors.join('; '));
-    return { type: v.value.type, data: v.value.data as unknown as Record<string, unknown>, published: r.published_at !== null };
+    return { topic: r.topic, type: v.value.type, data: v.value.data as unknown as Record<string, unknown>, published: r.published_at !== null };
   });
 }
 
@@ -123,6 +126,10 @@ describe('expiry', () => {
     // The notice first: a key that expires within seven days is announced at once.
     const notice = await until('the expiry notice', async () => (await eventsOf(key.id)).find((e) => e.type === 'invoicing.auth.api_key_expiring.v1'));
     expect(notice.data).toEqual(expect.objectContaining({ api_key_id: key.id, name: 'ERP', expires_at: expiresAt.toISOString() }));
+    expect(notice.topic).toBe(REVOCATIONS_TOPIC);
+    // Committed with it, on the key changes' own topic: what the owner's webhook endpoints are told.
+    const told = (await eventsOf(key.id)).find((e) => e.type === 'invoicing.auth.api_key_changed.v1');
+    expect(told).toEqual(expect.objectContaining({ topic: API_KEYS_TOPIC, data: expect.objectContaining({ change: 'expiring', api_key: expect.objectContaining({ id: key.id }) }) }));
 
     // Nothing is asked of the auth service from here until the event is out.
     const revoked = await until('the expiry event', async () => (await eventsOf(key.id)).find((e) => e.type === 'invoicing.auth.api_key_revoked.v1' && e.published), 6000);
@@ -260,6 +267,9 @@ describe('rolling the secret', () => {
     }
     const event = (await eventsOf(key.id)).find((e) => e.type === 'invoicing.auth.sessions_revoked.v1');
     expect(event?.data.reason).toBe('secret_rolled');
+    // The roll told by webhook, on the key changes' own topic, published by the relay like the rest.
+    const told = await until('the roll told by webhook, published', async () => (await eventsOf(key.id)).find((e) => e.type === 'invoicing.auth.api_key_changed.v1' && e.published));
+    expect(told).toEqual(expect.objectContaining({ topic: API_KEYS_TOPIC, data: expect.objectContaining({ change: 'secret_rolled', api_key: expect.objectContaining({ id: key.id, status: 'active' }) }) }));
     expect((event?.data.session_ids as string[]).sort()).toHaveLength(2);
   });
 

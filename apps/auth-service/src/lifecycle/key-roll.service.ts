@@ -78,7 +78,7 @@ export class KeyRollService {
         }),
       );
       // Told to the owner's webhook endpoints (api_key.secret_rolled), committed with the roll.
-      await this.outbox.enqueueInTransaction(tx, await apiKeysChanged(tx, [key.id], 'secret_rolled', new Date(now)));
+      await this.outbox.enqueueKeyChanges(tx, await apiKeysChanged(tx, [key.id], 'secret_rolled', new Date(now)));
       return Object.assign(key, change);
     });
     this.outbox.committed();

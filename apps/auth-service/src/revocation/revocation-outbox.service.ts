@@ -1,6 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { ApiKeyChange, AuditEventType, AuthTopicEvent, RevocationEvent, REVOCATIONS_TOPIC, toPublicId, validateAuthTopicEvent, validateRevocationEvent } from '@invoicing/contracts';
+import {
+  API_KEYS_TOPIC,
+  ApiKeyChange,
+  ApiKeyEvent,
+  AuditEventType,
+  AuthTopicEvent,
+  RevocationEvent,
+  REVOCATIONS_TOPIC,
+  toPublicId,
+  validateApiKeyEvent,
+  validateAuthTopicEvent,
+  validateRevocationEvent,
+} from '@invoicing/contracts';
 import { enqueueEvents, EventPublisher, markPublished, OutgoingMessage } from '@invoicing/event-bus';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -107,6 +119,22 @@ export class RevocationOutbox {
     await enqueueEvents(tx, 'auth', REVOCATIONS_TOPIC, events.map((e) => ({ id: e.id, key: e.subject, payload: e })));
   }
 
+  /**
+   * What the keys' owners are told of by webhook (`invoicing.auth.api_key_changed.v1`), written in
+   * the caller's transaction for the relay alone to publish, on `auth.api-keys.v1`: a topic kept 30
+   * days, so a webhook service down for longer than the revocation topic's two hours loses none.
+   * Call {@link committed} once the transaction has committed. Throws when an event fails its
+   * schema, which rolls the change back with it.
+   */
+  async enqueueKeyChanges(tx: EntityManager, events: ApiKeyEvent[]): Promise<void> {
+    for (const event of events) {
+      const check = validateApiKeyEvent(event);
+      if (!check.ok) throw new Error(`${event.type} fails its schema: ${check.errors.join('; ')}`);
+    }
+    if (events.length === 0) return;
+    await enqueueEvents(tx, 'auth', API_KEYS_TOPIC, events.map((e) => ({ id: e.id, key: e.subject, payload: e })));
+  }
+
   /** Wakes the relay: what was enqueued in a transaction that has now committed goes out at once. */
   committed(): void {
     this.signals.emit('enqueued');
@@ -157,12 +185,13 @@ export class RevocationOutbox {
       // One statement for every part; they share created_at and are published in order of id.
       await enqueueEvents(tx, 'auth', REVOCATIONS_TOPIC, events.map((e) => ({ id: e.id, key: e.subject, payload: e })));
       // Told to the owner's webhook endpoints (api_key.revoked, api_key.exposed), with the key as
-      // it now is; its id comes from the revocation's, so a retried insert writes it once. It goes
-      // by the relay alone, not by the direct send: the key's owner is not racing an attacker.
+      // it now is, on the key changes' own topic; its id comes from the revocation's, so a retried
+      // insert writes it once. It goes by the relay alone, not by the direct send: the key's owner
+      // is not racing an attacker.
       const change = TOLD_REVOCATIONS[record.event.reason];
       if (change) {
         const told = await apiKeysChanged(tx, [record.apiKeyUuid], change, new Date(Number(record.event.revoked_at)), record.event.event_id);
-        await this.enqueueInTransaction(tx, told);
+        await this.enqueueKeyChanges(tx, told);
         tellsRelay = told.length > 0;
       }
     });

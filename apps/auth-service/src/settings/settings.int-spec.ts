@@ -1,4 +1,4 @@
-import { validateAuthTopicEvent, validateRevocationEvent } from '@invoicing/contracts';
+import { API_KEYS_TOPIC, REVOCATIONS_TOPIC, validateApiKeyEvent, validateRevocationEvent } from '@invoicing/contracts';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -337,14 +337,20 @@ describe('Settings, then API', () => {
     expect(refresh.body.error).toBe('invalid_grant');
 
     const db = app.service.app.get<DataSource>(getDataSourceToken());
-    const rows: Array<{ payload: { type: string } }> = await db.query(`SELECT payload FROM auth.outbox WHERE message_key = $1 ORDER BY payload->>'type' DESC`, [key.id]);
+    const rows: Array<{ topic: string; payload: { type: string } }> = await db.query(
+      `SELECT topic, payload FROM auth.outbox WHERE message_key = $1 ORDER BY payload->>'type' DESC`,
+      [key.id],
+    );
     expect(rows).toHaveLength(2);
+    expect(rows[0].topic).toBe(REVOCATIONS_TOPIC);
     const event = validateRevocationEvent(rows[0].payload);
     expect(event.ok && event.value.type).toBe('invoicing.auth.api_key_revoked.v1');
     expect(event.ok && event.value.data.session_ids).toHaveLength(1);
-    // Committed with it, what the owner's webhook endpoints are told: the key as the API now shows it.
-    const told = validateAuthTopicEvent(rows[1].payload);
-    expect(told.ok && told.value.type === 'invoicing.auth.api_key_changed.v1' && told.value.data).toMatchObject({ change: 'revoked', api_key: revoked.body });
+    // Committed with it, on the key changes' own topic (kept 30 days), what the owner's webhook
+    // endpoints are told: the key as the API now shows it.
+    expect(rows[1].topic).toBe(API_KEYS_TOPIC);
+    const told = validateApiKeyEvent(rows[1].payload);
+    expect(told.ok && told.value.data).toMatchObject({ change: 'revoked', api_key: revoked.body });
     // Revoking again changes nothing and publishes nothing more.
     expect((await client.request('POST', `/api/v1/settings/api-keys/${key.id}/revoke`)).status).toBe(200);
     expect(await db.query(`SELECT 1 FROM auth.outbox WHERE message_key = $1`, [key.id])).toHaveLength(2);

@@ -1,6 +1,10 @@
-import { API_KEY_CHANGED_V1, ApiKeyChangedV1, newId, parsePublicId, REVOCATIONS_TOPIC, SESSIONS_REVOKED_V1 } from '@invoicing/contracts';
-import type { BatchedMessage } from '@invoicing/event-bus';
-import { KeyChangesIngest, keyChangeEvents } from './key-ingest';
+import { API_KEY_CHANGED_V1, API_KEYS_TOPIC, ApiKeyChangedV1, newId, parsePublicId } from '@invoicing/contracts';
+import type { BatchedMessage, KafkaEventTransport } from '@invoicing/event-bus';
+import { PATTERN_METADATA } from '@nestjs/microservices/constants';
+import type { DataSource } from 'typeorm';
+import type { WebhookConfig } from '../config';
+import type { DeliveryWorker } from '../delivery/delivery-worker';
+import { KeyChangesIngest, KeyChangesIngestController, keyChangeEvents } from './key-ingest';
 
 function changed(change: ApiKeyChangedV1['data']['change'], changedAt = new Date().toISOString()): ApiKeyChangedV1 {
   const keyId = newId('key');
@@ -24,7 +28,7 @@ function changed(change: ApiKeyChangedV1['data']['change'], changedAt = new Date
   };
 }
 
-const message = (value: unknown, offset = '1') => ({ topic: REVOCATIONS_TOPIC, partition: 0, offset, key: null, value: Buffer.from(JSON.stringify(value)), timestamp: 0 }) as unknown as BatchedMessage;
+const message = (value: unknown, offset = '1') => ({ topic: API_KEYS_TOPIC, partition: 0, offset, key: null, value: Buffer.from(JSON.stringify(value)), timestamp: 0 }) as unknown as BatchedMessage;
 
 describe('key changes → webhook events', () => {
   it('tells an exposure as api_key.exposed and api_key.revoked, each once per message (sources differ by type)', () => {
@@ -39,12 +43,26 @@ describe('key changes → webhook events', () => {
     expect(keyChangeEvents(changed('secret_rolled')).map((e) => e.type)).toEqual(['api_key.secret_rolled']);
   });
 
-  it('skips the revocations themselves, malformed changes and changes past the retention', () => {
+  it('skips types of the topic it does not know, malformed changes and changes past the retention', () => {
     const ingest = Object.create(KeyChangesIngest.prototype) as KeyChangesIngest;
-    Object.assign(ingest, { logger: { warn: jest.fn() } });
+    const warn = jest.fn();
+    Object.assign(ingest, { logger: { warn } });
     const old = changed('revoked', new Date(Date.now() - 31 * 86_400_000).toISOString());
     const bad = { ...changed('revoked'), data: { ...changed('revoked').data, change: 'renamed' } };
-    const events = ingest.toEvents([message({ type: SESSIONS_REVOKED_V1 }), message(old), message(bad), message(changed('expiring'))]);
+    const later = { ...changed('revoked'), type: 'invoicing.auth.api_key_renamed.v1' };
+    const events = ingest.toEvents([message(later), message(old), message(bad, '3'), message('not json'), message(changed('expiring'))]);
     expect(events.map((e) => e.type)).toEqual(['api_key.expiring']);
+    // Only the malformed change is worth a warning; an unknown type is skipped quietly.
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0][0]).toContain(`${API_KEYS_TOPIC} at offset 3`);
+  });
+
+  it('subscribes once per service to auth.api-keys.v1 itself (no second reading of the revocation topic), the handler under the topic', () => {
+    const subscriptions: Array<Record<string, unknown>> = [];
+    const transport = { subscribe: (spec: Record<string, unknown>) => (subscriptions.push(spec), { running: false }) } as unknown as KafkaEventTransport;
+    new KeyChangesIngest({} as DataSource, {} as DeliveryWorker, transport, { REVOCATION_FETCH_MAX_WAIT_MS: 100 } as WebhookConfig);
+    expect(subscriptions).toEqual([expect.objectContaining({ topic: API_KEYS_TOPIC, delivery: 'once-per-service', groupId: 'webhook-service.api-keys', batch: true })]);
+    expect(Object.keys(subscriptions[0])).not.toContain('pattern');
+    expect(Reflect.getMetadata(PATTERN_METADATA, KeyChangesIngestController.prototype.apply)).toEqual([API_KEYS_TOPIC]);
   });
 });

@@ -3,11 +3,11 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { InjectDataSource } from '@nestjs/typeorm';
 import {
   API_KEY_CHANGED_V1,
+  API_KEYS_TOPIC,
   ApiKeyChange,
   ApiKeyChangedV1,
   parsePublicId,
-  REVOCATIONS_TOPIC,
-  validateAuthTopicEvent,
+  validateApiKeyEvent,
   WEBHOOK_EVENT_CATALOGUE,
   WEBHOOK_LIMITS,
   WebhookEventType,
@@ -17,12 +17,6 @@ import type { DataSource } from 'typeorm';
 import { WebhookConfig } from '../config';
 import { DeliveryWorker } from '../delivery/delivery-worker';
 import { NewWebhookEvent, storeEvents } from './domain-ingest';
-
-/**
- * The handler's pattern: the service reads the auth topic twice, every instance for its view of
- * revocations (the guard's feed, pattern = the topic), and once per service for this.
- */
-export const API_KEY_CHANGES_PATTERN = 'webhook-service.api-key-changes';
 
 /**
  * The webhook events of a key's change. An exposed key is revoked with it: `api_key.exposed` and
@@ -50,10 +44,11 @@ export function keyChangeEvents(event: ApiKeyChangedV1): NewWebhookEvent[] {
 }
 
 /**
- * `invoicing.auth.api_key_changed.v1` on `auth.revocations.v1` → `api_key.expiring`, `.revoked`,
+ * `invoicing.auth.api_key_changed.v1` on `auth.api-keys.v1` → `api_key.expiring`, `.revoked`,
  * `.exposed`, `.secret_rolled` events of the key's organization, with the key as the settings API
- * shows it. Every other type of the topic (the revocations themselves) is skipped here. A batch per
- * transaction, once per service, as the domain events.
+ * shows it. A batch per transaction, once per service, as the domain events; the topic keeps them 30
+ * days, so a service down for hours misses none. A type of the topic this version does not know is
+ * skipped.
  */
 @Injectable()
 export class KeyChangesIngest {
@@ -66,8 +61,7 @@ export class KeyChangesIngest {
     config: WebhookConfig,
   ) {
     transport.subscribe({
-      topic: REVOCATIONS_TOPIC,
-      pattern: API_KEY_CHANGES_PATTERN,
+      topic: API_KEYS_TOPIC,
       delivery: 'once-per-service',
       clientId: 'webhook-service-api-keys',
       groupId: 'webhook-service.api-keys',
@@ -82,9 +76,9 @@ export class KeyChangesIngest {
     for (const message of messages) {
       const value = jsonValueOf(message) as { type?: unknown } | undefined;
       if (value?.type !== API_KEY_CHANGED_V1) continue;
-      const checked = validateAuthTopicEvent(value);
-      if (!checked.ok || checked.value.type !== API_KEY_CHANGED_V1) {
-        this.logger.warn(`skipped a message of ${message.topic} at offset ${message.offset}: ${checked.ok ? 'not a key change' : checked.errors.slice(0, 3).join('; ')}`);
+      const checked = validateApiKeyEvent(value);
+      if (!checked.ok) {
+        this.logger.warn(`skipped a message of ${message.topic} at offset ${message.offset}: ${checked.errors.slice(0, 3).join('; ')}`);
         continue;
       }
       if (new Date(checked.value.data.changed_at).getTime() < oldest) continue;
@@ -105,7 +99,7 @@ export class KeyChangesIngest {
 export class KeyChangesIngestController {
   constructor(private readonly ingest: KeyChangesIngest) {}
 
-  @EventPattern(API_KEY_CHANGES_PATTERN)
+  @EventPattern(API_KEYS_TOPIC)
   apply(@Payload() messages: BatchedMessage[]): Promise<void> {
     return this.ingest.apply(messages);
   }

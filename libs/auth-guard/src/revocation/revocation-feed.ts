@@ -1,6 +1,6 @@
 import { Controller, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
-import { ACCESS_TOKEN_TTL_SECONDS, API_KEY_CHANGED_V1, API_KEY_EXPIRING_V1, REVOCATION_EVENT_SCHEMAS, REVOCATIONS_TOPIC, validateAuthTopicEvent } from '@invoicing/contracts';
+import { ACCESS_TOKEN_TTL_SECONDS, API_KEY_EXPIRING_V1, REVOCATION_EVENT_SCHEMAS, REVOCATIONS_TOPIC, validateAuthTopicEvent } from '@invoicing/contracts';
 import { IncomingMessage, jsonValueOf, KafkaEventTransport, ReplaySubscriptionState } from '@invoicing/event-bus';
 import { hostname } from 'node:os';
 import { RevocationView } from './revocation-view';
@@ -144,9 +144,8 @@ export class RevocationFeed implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     const event = result.value;
-    // Notices for the key's owner (its expiry is near, a change told by webhook): nothing for a
-    // token verifier to do; the revocation itself comes as its own event.
-    if (event.type === API_KEY_EXPIRING_V1 || event.type === API_KEY_CHANGED_V1) return;
+    // A notice for the key's owner (its expiry is near): nothing for a token verifier to do.
+    if (event.type === API_KEY_EXPIRING_V1) return;
     const watermarks = this.view.size.watermarks;
     this.view.apply(event);
     if (this.view.size.watermarks > watermarks) {

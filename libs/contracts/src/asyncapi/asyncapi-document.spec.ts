@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as contracts from '../index';
+import { validateApiKeyEvent } from '../events/api-key-events';
 import { validateAuditEvent } from '../events/audit-events';
 import { validateDomainEvent } from '../events/domain-events';
 import { validateAuthTopicEvent } from '../events/revocation-events';
@@ -70,6 +71,7 @@ function contractSchema(type: string): Schema {
     ...contracts.DOMAIN_EVENT_SCHEMAS,
     [contracts.AUDIT_EVENT_V1]: contracts.AUDIT_EVENT_SCHEMA,
     ...contracts.WEBHOOK_ENDPOINT_EVENT_SCHEMAS,
+    ...contracts.API_KEY_EVENT_SCHEMAS,
   };
   return all[type];
 }
@@ -80,6 +82,7 @@ const VALIDATORS: Record<string, (value: unknown) => { ok: boolean; errors?: str
   [contracts.DOMAIN_TOPIC]: validateDomainEvent,
   [contracts.AUDIT_TOPIC]: validateAuditEvent,
   [contracts.WEBHOOK_ENDPOINTS_TOPIC]: validateWebhookEndpointEvent,
+  [contracts.API_KEYS_TOPIC]: validateApiKeyEvent,
 };
 
 /** Draft-07 (what AsyncAPI Schema extends), with the contracts' formats: what a subscriber's AsyncAPI tooling checks. */
@@ -216,10 +219,17 @@ describe(buildAsyncApiDocument.name, () => {
     expect(byTopic[contracts.DOMAIN_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['compact'] } });
     expect(byTopic[contracts.AUDIT_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['delete'], 'retention.ms': 604800000 } });
     expect(byTopic[contracts.WEBHOOK_ENDPOINTS_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['delete'], 'retention.ms': 30 * 86400000 } });
+    expect(byTopic[contracts.API_KEYS_TOPIC]).toMatchObject({ partitions: 6, topicConfiguration: { 'cleanup.policy': ['delete'], 'retention.ms': 30 * 86400000 } });
     for (const { id, topic, message } of channelMessages) {
       const kind = (contracts.DOMAIN_TOPIC_TYPES as Record<string, string>)[id] as keyof typeof contracts.ID_PREFIXES | undefined;
       const prefix =
-        topic === contracts.REVOCATIONS_TOPIC ? 'key' : topic === contracts.AUDIT_TOPIC ? 'org' : topic === contracts.WEBHOOK_ENDPOINTS_TOPIC ? 'wep' : kind && contracts.ID_PREFIXES[kind];
+        topic === contracts.REVOCATIONS_TOPIC || topic === contracts.API_KEYS_TOPIC
+          ? 'key'
+          : topic === contracts.AUDIT_TOPIC
+            ? 'org'
+            : topic === contracts.WEBHOOK_ENDPOINTS_TOPIC
+              ? 'wep'
+              : kind && contracts.ID_PREFIXES[kind];
       expect({ id, key: message.bindings.kafka.key.pattern }).toEqual({ id, key: `^${prefix}_[0-9a-f]{32}$` });
     }
   });

@@ -1,4 +1,5 @@
 import { ACCESS_TOKEN_TTL_SECONDS } from '../access-token';
+import { API_KEY_EVENT_SCHEMAS, API_KEYS_TOPIC } from '../events/api-key-events';
 import { AUDIT_EVENT_SCHEMA, AUDIT_EVENT_TYPES, AUDIT_EVENT_V1, AUDIT_TOPIC } from '../events/audit-events';
 import { DOMAIN_EVENT_SCHEMAS, DOMAIN_TOPIC } from '../events/domain-events';
 import { REVOCATION_EVENT_SCHEMAS, REVOCATIONS_TOPIC } from '../events/revocation-events';
@@ -9,7 +10,7 @@ import { eventExamples } from './event-examples';
  * The AsyncAPI 3.0 document of every topic the platform publishes and every event type on it,
  * generated from the same contracts as the JSON Schemas the publishers validate each event with
  * (REVOCATION_EVENT_SCHEMAS, DOMAIN_EVENT_SCHEMAS, AUDIT_EVENT_SCHEMA,
- * WEBHOOK_ENDPOINT_EVENT_SCHEMAS), so it cannot drift from
+ * WEBHOOK_ENDPOINT_EVENT_SCHEMAS, API_KEY_EVENT_SCHEMAS), so it cannot drift from
  * what is sent. Served at /api/v1/asyncapi.json beside the OpenAPI document, and rendered at
  * /api/v1/docs/events.
  *
@@ -114,6 +115,21 @@ const TOPICS: TopicDescription[] = [
     events: Object.entries(WEBHOOK_ENDPOINT_EVENT_SCHEMAS) as Array<[string, Record<string, unknown>]>,
     keyOf: (schema) => schema.properties.subject,
     keyDescription: 'The webhook endpoint id (`wep_...`), also the event\'s `subject`: one endpoint\'s events go to one partition.',
+  },
+  {
+    topic: API_KEYS_TOPIC,
+    title: 'API key changes told by webhook',
+    description:
+      'The changes to an API key that its owner\'s systems are told of by webhook (`api_key.expiring`, `.revoked`, `.exposed`, `.secret_rolled`, ADR 0037), each with the key as the settings API shows it at that instant (never a secret). ' +
+      'Published by the auth service through its outbox, in the transaction of the change. Not for token verifiers: every revocation also comes on `auth.revocations.v1`. ' +
+      'Kept 30 days, not the revocation topic\'s 2 hours, so that a subscriber down for longer still reads every change. ' +
+      'The list of types is open: skip a type you do not know.',
+    settings: { partitions: 6, 'cleanup.policy': ['delete'], 'retention.ms': 30 * 24 * 3600 * 1000 },
+    subscribing:
+      'One consumer group per subscribing service (its instances share the work); start from the earliest offset the first time. Validate each event against the schema of its type, skip unknown types, and apply an event twice without harm: a redelivered change has the same CloudEvents `id`.',
+    events: Object.entries(API_KEY_EVENT_SCHEMAS) as Array<[string, Record<string, unknown>]>,
+    keyOf: (schema) => schema.properties.subject,
+    keyDescription: 'The API key id (`key_...`), also the event\'s `subject`: one key\'s changes go to one partition.',
   },
 ];
 

@@ -1,9 +1,9 @@
+import { API_KEY_CHANGED_V1, ApiKeyEvent } from '../events/api-key-events';
 import { AUDIT_EVENT_V1, AuditEventV1 } from '../events/audit-events';
 import { DOMAIN_EVENT_SCHEMAS, DOMAIN_EVENT_TYPES, DomainEvent, INVOICE_BALANCE_CHANGED_TYPE } from '../events/domain-events';
 import { WEBHOOK_ENDPOINT_DISABLED_V1, WebhookEndpointDisabledV1 } from '../events/webhook-endpoint-events';
 import {
   API_KEY_ALLOWED_IPS_CHANGED_V1,
-  API_KEY_CHANGED_V1,
   API_KEY_EXPIRING_V1,
   API_KEY_REVOKED_V1,
   AuthTopicEvent,
@@ -14,8 +14,9 @@ import {
 /**
  * One example event of every type, as the platform publishes it (the message value), shown by the
  * AsyncAPI document and its page. The unit specs check each against the contracts' own validators
- * (validateAuthTopicEvent, validateDomainEvent, validateAuditEvent) and against the payload schema
- * the document states, so an example cannot drift from what is sent.
+ * (validateAuthTopicEvent, validateDomainEvent, validateAuditEvent, validateWebhookEndpointEvent,
+ * validateApiKeyEvent) and against the payload schema the document states, so an example cannot
+ * drift from what is sent.
  */
 
 const TIME = '2026-11-24T10:00:00.000Z';
@@ -66,6 +67,12 @@ const AUTH_TOPIC_EXAMPLES: AuthTopicExamples = {
     name: 'ERP export',
     expires_at: '2026-12-01T10:00:00.000Z',
   }),
+};
+
+type ApiKeyExamples = { [T in ApiKeyEvent['type']]: Extract<ApiKeyEvent, { type: T }> };
+
+/** Every type of auth.api-keys.v1: a roll, told with the key as Settings shows it after it. */
+const API_KEY_EXAMPLES: ApiKeyExamples = {
   [API_KEY_CHANGED_V1]: authEvent(API_KEY_CHANGED_V1, '0192d5a0-c3b8-7a6e-9f1d-2c3b4a596884', {
     organization_id: ORGANIZATION_ID,
     api_key_id: API_KEY_ID,
@@ -246,5 +253,6 @@ export function eventExamples(): Record<string, CloudEvent<string, unknown>> {
     [INVOICE_BALANCE_CHANGED_TYPE]: balanceExample(),
     [AUDIT_EVENT_V1]: AUDIT_EXAMPLE,
     [WEBHOOK_ENDPOINT_DISABLED_V1]: WEBHOOK_ENDPOINT_DISABLED_EXAMPLE,
+    ...API_KEY_EXAMPLES,
   };
 }

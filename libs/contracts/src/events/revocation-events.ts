@@ -4,13 +4,13 @@ import apiKeyRevokedSchema from './schemas/api-key-revoked.v1.schema.json';
 import sessionsRevokedSchema from './schemas/sessions-revoked.v1.schema.json';
 import allowedIpsChangedSchema from './schemas/api-key-allowed-ips-changed.v1.schema.json';
 import expiringSchema from './schemas/api-key-expiring.v1.schema.json';
-import changedSchema from './schemas/api-key-changed.v1.schema.json';
 
 /**
  * Topic of every revocation (docs/api.md section 6): 6 partitions, message key = API key id. It also
  * carries the other changes to a key that token verifiers or its owner's systems act on: a new
  * allowlist (which changes which requests its tokens may make) and the notice that a key is about
- * to expire. Subscribers skip types they do not know.
+ * to expire. Subscribers skip types they do not know. (What a key's owner is told by webhook goes on
+ * `auth.api-keys.v1`, kept longer: api-key-events.ts.)
  */
 export const REVOCATIONS_TOPIC = 'auth.revocations.v1';
 
@@ -18,7 +18,6 @@ export const SESSIONS_REVOKED_V1 = 'invoicing.auth.sessions_revoked.v1';
 export const API_KEY_REVOKED_V1 = 'invoicing.auth.api_key_revoked.v1';
 export const API_KEY_ALLOWED_IPS_CHANGED_V1 = 'invoicing.auth.api_key_allowed_ips_changed.v1';
 export const API_KEY_EXPIRING_V1 = 'invoicing.auth.api_key_expiring.v1';
-export const API_KEY_CHANGED_V1 = 'invoicing.auth.api_key_changed.v1';
 
 /** CloudEvents 1.0 structured-mode envelope. */
 export interface CloudEvent<TType extends string, TData> {
@@ -97,31 +96,13 @@ export interface ApiKeyExpiringV1Data {
   expires_at: string;
 }
 
-/**
- * What a key's owner is told of by webhook (`api_key.<change>`): written in the transaction of the
- * change, with the key as the settings API returns it then. Token verifiers skip it.
- */
-export const API_KEY_CHANGES = ['expiring', 'revoked', 'exposed', 'secret_rolled'] as const;
-export type ApiKeyChange = (typeof API_KEY_CHANGES)[number];
-
-export interface ApiKeyChangedV1Data {
-  organization_id: string;
-  api_key_id: string;
-  client_id: string;
-  change: ApiKeyChange;
-  /** The key as `GET /api/v1/settings/api-keys` shows it at the instant of the change (never a secret). */
-  api_key: Record<string, unknown> & { object: 'api_key'; id: string; status: string };
-  changed_at: string;
-}
-
 export type SessionsRevokedV1 = CloudEvent<typeof SESSIONS_REVOKED_V1, SessionsRevokedV1Data>;
 export type ApiKeyRevokedV1 = CloudEvent<typeof API_KEY_REVOKED_V1, ApiKeyRevokedV1Data>;
 export type RevocationEvent = SessionsRevokedV1 | ApiKeyRevokedV1;
 export type ApiKeyAllowedIpsChangedV1 = CloudEvent<typeof API_KEY_ALLOWED_IPS_CHANGED_V1, ApiKeyAllowedIpsChangedV1Data>;
 export type ApiKeyExpiringV1 = CloudEvent<typeof API_KEY_EXPIRING_V1, ApiKeyExpiringV1Data>;
-export type ApiKeyChangedV1 = CloudEvent<typeof API_KEY_CHANGED_V1, ApiKeyChangedV1Data>;
 /** Everything on {@link REVOCATIONS_TOPIC}. */
-export type AuthTopicEvent = RevocationEvent | ApiKeyAllowedIpsChangedV1 | ApiKeyExpiringV1 | ApiKeyChangedV1;
+export type AuthTopicEvent = RevocationEvent | ApiKeyAllowedIpsChangedV1 | ApiKeyExpiringV1;
 
 /** JSON Schemas (draft 2020-12) of each event type, keyed by CloudEvents `type`; also shipped as files. */
 export const REVOCATION_EVENT_SCHEMAS = {
@@ -129,7 +110,6 @@ export const REVOCATION_EVENT_SCHEMAS = {
   [API_KEY_REVOKED_V1]: apiKeyRevokedSchema,
   [API_KEY_ALLOWED_IPS_CHANGED_V1]: allowedIpsChangedSchema,
   [API_KEY_EXPIRING_V1]: expiringSchema,
-  [API_KEY_CHANGED_V1]: changedSchema,
 } as const;
 
 const ajv = new Ajv2020({ allErrors: true, strict: true });
@@ -139,7 +119,6 @@ const validators = {
   [API_KEY_REVOKED_V1]: ajv.compile(apiKeyRevokedSchema),
   [API_KEY_ALLOWED_IPS_CHANGED_V1]: ajv.compile(allowedIpsChangedSchema),
   [API_KEY_EXPIRING_V1]: ajv.compile(expiringSchema),
-  [API_KEY_CHANGED_V1]: ajv.compile(changedSchema),
 };
 
 /** The same schemas with `data.reason` open (any non-empty string): what a subscriber acts on. */

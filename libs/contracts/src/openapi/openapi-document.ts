@@ -522,11 +522,51 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
     },
   };
 
+  // Settings, then Webhooks (ADR 0038): the same calls for a signed-in user, forwarded by the auth
+  // service to those above with a token of one scope it mints; answers as there, plus the session's.
+  for (const [path, operations] of Object.entries(paths).filter(([p]) => p.startsWith('/api/v1/webhook-endpoints'))) {
+    paths[path.replace('/api/v1/', '/api/v1/settings/')] = Object.fromEntries(
+      Object.entries(operations as Record<string, Record<string, unknown>>).map(([method, op]) => {
+        const { [401]: _token, [403]: _scope, ...answers } = op.responses as Record<string, unknown>;
+        return [
+          method,
+          {
+            ...op,
+            tags: ['settings'],
+            operationId: `settings${(op.operationId as string).replace(/^./, (c) => c.toUpperCase())}`,
+            security: method === 'get' ? [{ session: [] }] : sessionSecurity,
+            description: `${op.description ? `${op.description as string} ` : ''}Forwarded to ${path} for the signed-in user's organization (ADR 0038).`,
+            responses: {
+              ...answers,
+              401: problemResponse('No session'),
+              ...(method === 'get' ? {} : { 403: problemResponse('CSRF') }),
+              502: problemResponse('The webhook service gave an answer that is not its own (or refused the forwarded token)'),
+              503: problemResponse('The webhook service did not answer in time', retryAfter),
+            },
+          },
+        ];
+      }),
+    );
+  }
+  paths['/api/v1/settings/webhook-event-types'] = {
+    get: {
+      tags: ['settings'],
+      operationId: 'listWebhookEventTypes',
+      summary: 'The event types an endpoint may subscribe to, with what each means',
+      security: [{ session: [] }],
+      responses: {
+        200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: { type: 'object', required: ['type', 'description'], properties: { type: { type: 'string' }, description: { type: 'string' } } } } } }, 'Every type'),
+        401: problemResponse('No session'),
+      },
+    },
+  };
+
   // What the platform POSTs to an endpoint, per event type (OpenAPI 3.1 `webhooks`).
   const objectSchemaOfType = (type: string): Record<string, unknown> => {
     const kind = type.split('.')[0];
     const resource = RESOURCES.find((r) => RESOURCE_MANIFEST[r].kind === kind);
     if (resource) return { $ref: `#/components/schemas/${RESOURCE_MANIFEST[resource].objectSchema.$id}` };
+    if (kind === 'api_key') return ref(api.API_KEY_SCHEMA);
     return kind === 'webhook_endpoint' ? endpointRef : { type: 'object', required: ['object', 'id'], properties: { object: { const: kind }, id: { type: 'string' } } };
   };
   const signatureHeaders = {

@@ -261,43 +261,6 @@ describe(KafkaEventTransport.name, () => {
     expect(fake.consumers).toHaveLength(count);
   });
 
-  it('reads one topic twice under two patterns: each subscription its own group and its own handler', async () => {
-    const fake = fakeKafka();
-    const seen: string[] = [];
-    @Injectable()
-    class TwoWays {
-      constructor(transport: KafkaEventTransport) {
-        transport.subscribe({ topic: 'keys', delivery: 'once-per-service', clientId: 'c1', groupId: 'g.view', maxWaitTimeInMs: 100 });
-        transport.subscribe({ topic: 'keys', pattern: 'keys.work', delivery: 'once-per-service', clientId: 'c2', groupId: 'g.work', maxWaitTimeInMs: 100 });
-        expect(() =>
-          transport.subscribe({ topic: 'other', pattern: 'keys.work', delivery: 'once-per-service', clientId: 'c3', groupId: 'g.x', maxWaitTimeInMs: 100 }),
-        ).toThrow('keys.work is subscribed already');
-      }
-    }
-    @Controller()
-    class TwoHandlers {
-      @EventPattern('keys')
-      view(@Payload() message: IncomingMessage): void {
-        seen.push(`view ${message.offset}`);
-      }
-      @EventPattern('keys.work')
-      work(@Payload() message: IncomingMessage): void {
-        seen.push(`work ${message.offset}`);
-      }
-    }
-    @Module({ imports: [EventBusModule.forRoot({ brokers: [], createKafka: () => fake.kafka })], controllers: [TwoHandlers], providers: [TwoWays] })
-    class TwoWaysModule {}
-    app = await NestFactory.create(TwoWaysModule, new FastifyAdapter(), { logger: false, abortOnError: false });
-    connectEventTransport(app);
-    await app.init();
-    await app.startAllMicroservices();
-    await settle();
-    expect([consumerOf(fake, 'g.view').topics, consumerOf(fake, 'g.work').topics]).toEqual([['keys'], ['keys']]);
-    await consumerOf(fake, 'g.view').deliverValue(1, '{}');
-    await consumerOf(fake, 'g.work').deliverValue(1, '{}');
-    expect(seen).toEqual(['view 1', 'work 1']);
-  });
-
   it('refuses to start a subscription that no handler serves (a wiring mistake stops the boot)', async () => {
     const fake = fakeKafka();
     @Injectable()

@@ -10,14 +10,8 @@ import { KafkaReplayingSubscriber } from '../replaying-subscriber';
 export const KAFKA_EVENTS = Symbol('KAFKA_EVENTS');
 
 interface SubscriptionCommon {
-  /** The topic read: its messages go to the `@EventPattern(pattern ?? topic)` handler. */
+  /** The pattern: messages of this topic go to the `@EventPattern(topic)` handler. */
   topic: string;
-  /**
-   * The handler's pattern, when it is not the topic: a service that reads a topic twice, in two
-   * ways (every instance for its view of revocations, once per service for work to do on some of
-   * the same messages), names each subscription. One subscription per pattern.
-   */
-  pattern?: string;
   /** kafkajs client id of the subscription's connections (one client per subscription). */
   clientId: string;
   groupId: string;
@@ -160,12 +154,11 @@ export class KafkaEventTransport extends Server<KafkaEventTransportEvents, Kafka
   subscribe(spec: EveryInstanceSubscription): ReplaySubscriptionState;
   subscribe(spec: OncePerServiceSubscription): SubscriptionState;
   subscribe(spec: EventSubscription): ReplaySubscriptionState {
-    const pattern = spec.pattern ?? spec.topic;
-    if (this.subscriptions.has(pattern)) throw new Error(`${pattern} is subscribed already: one subscription per pattern`);
+    if (this.subscriptions.has(spec.topic)) throw new Error(`${spec.topic} is subscribed already: one subscription per topic`);
     const subscribed = new Subscribed(spec);
     const serving = this.listening && !this.closed;
-    if (serving) subscribed.handler = this.handlerOf(pattern);
-    this.subscriptions.set(pattern, subscribed);
+    if (serving) subscribed.handler = this.handlerOf(spec.topic);
+    this.subscriptions.set(spec.topic, subscribed);
     if (serving) this.start(subscribed);
     return subscribed;
   }
@@ -177,7 +170,7 @@ export class KafkaEventTransport extends Server<KafkaEventTransportEvents, Kafka
    */
   listen(callback: (error?: unknown) => void): void {
     try {
-      for (const [pattern, subscribed] of this.subscriptions) subscribed.handler = this.handlerOf(pattern);
+      for (const subscribed of this.subscriptions.values()) subscribed.handler = this.handlerOf(subscribed.spec.topic);
     } catch (e) {
       callback(e);
       return;
@@ -220,9 +213,9 @@ export class KafkaEventTransport extends Server<KafkaEventTransportEvents, Kafka
     return [...this.subscriptions.values()].flatMap((s) => (s.kafka ? [s.kafka] : [])) as T;
   }
 
-  private handlerOf(pattern: string): MessageHandler {
-    const handler = this.getHandlerByPattern(pattern);
-    if (!handler) throw new Error(`no @EventPattern('${pattern}') handler for the subscription ${pattern}`);
+  private handlerOf(topic: string): MessageHandler {
+    const handler = this.getHandlerByPattern(topic);
+    if (!handler) throw new Error(`no @EventPattern('${topic}') handler for the subscription to ${topic}`);
     return handler;
   }
 
