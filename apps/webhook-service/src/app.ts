@@ -7,6 +7,7 @@ import type { DataSource } from 'typeorm';
 import { WebhookConfig } from './config';
 import { Webhooks1764201000000 } from './database/migrations/1764201000000-webhooks';
 import { Outbox1764201300000 } from './database/migrations/1764201300000-outbox';
+import { ClaimIndexes1764201400000 } from './database/migrations/1764201400000-claim-indexes';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { ActionLimit } from './endpoints/action-limit';
 import { EndpointsController } from './endpoints/endpoints.controller';
@@ -19,7 +20,7 @@ import { SecretBox } from './signing/secret-box';
 
 export const SERVICE_NAME = 'webhook-service';
 export const SCHEMA = 'webhooks';
-export const MIGRATIONS = [Webhooks1764201000000, Outbox1764201300000];
+export const MIGRATIONS = [Webhooks1764201000000, Outbox1764201300000, ClaimIndexes1764201400000];
 
 @Module({})
 class WebhookModule {

@@ -143,16 +143,29 @@ export class DeliveryWorker implements OnModuleInit, OnApplicationShutdown {
   private claim(limit: number): Promise<Claimed[]> {
     return queryRows(
       this.db,
-      `WITH busy AS (
+      `WITH RECURSIVE busy AS (
          SELECT endpoint_id, organization_id, count(*) AS n FROM webhooks.deliveries
-         WHERE status = 'pending' AND locked_until > now() GROUP BY endpoint_id, organization_id
+         WHERE status = 'pending' AND locked_until IS NOT NULL AND locked_until > now() GROUP BY endpoint_id, organization_id
        ), busy_org AS (
          SELECT organization_id, sum(n) AS n FROM busy GROUP BY organization_id
+       ), waiting AS (
+         -- The endpoints with pending deliveries, one index probe each (a skip scan of the pending
+         -- index): a backlog of thousands of rows costs no more than a few (grouping every pending
+         -- row cost about 22 ms a claim with 20,000 of them).
+         (SELECT endpoint_id FROM webhooks.deliveries WHERE status = 'pending' ORDER BY endpoint_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT d.endpoint_id FROM webhooks.deliveries d WHERE d.status = 'pending' AND d.endpoint_id > w.endpoint_id ORDER BY d.endpoint_id LIMIT 1)
+         FROM waiting w WHERE w.endpoint_id IS NOT NULL
        ), due AS (
-         SELECT d.endpoint_id, min(d.next_attempt_at) AS first_due
-         FROM webhooks.deliveries d
-         WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until <= now())
-         GROUP BY d.endpoint_id
+         SELECT w.endpoint_id, f.first_due
+         FROM waiting w
+         CROSS JOIN LATERAL (
+           SELECT d.next_attempt_at AS first_due FROM webhooks.deliveries d
+           WHERE d.endpoint_id = w.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+             AND (d.locked_until IS NULL OR d.locked_until <= now())
+           ORDER BY d.next_attempt_at LIMIT 1
+         ) f
+         WHERE w.endpoint_id IS NOT NULL
        ), candidates AS (
          SELECT due.endpoint_id, due.first_due, ep.organization_id, $2 - coalesce(b.n, 0) AS room, coalesce(bo.n, 0) AS org_busy
          FROM due
