@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AUDIT_EVENT_V1, AUDIT_TOPIC, AuditEventType, AuditEventV1, newId, parsePublicId, toPublicId, validateAuditEvent } from '@invoicing/contracts';
 import { enqueueEvents } from '@invoicing/event-bus';
+import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { DataSource, EntityManager } from 'typeorm';
 import { EVENT_SOURCE } from '../revocation/revocation-events.factory';
@@ -25,6 +26,15 @@ export function keyChangeEntry(type: AuditEventType, key: { id: string; organiza
     occurredAt: new Date(at),
     data,
   };
+}
+
+/**
+ * An audit record's id derived from `name` (what it records: an event's id, a digest's member): the
+ * same on every retry or redelivery, so `record` finds it written and writes nothing. Never equal to
+ * an outbox event's own id (`evt_` and 32 hex digits of SHA-256 of the name).
+ */
+export function derivedAuditId(name: string): string {
+  return `evt_${createHash('sha256').update(name).digest('hex').slice(0, 32)}`;
 }
 
 /** One thing to record; the log adds the id (unless given), the position in the chain and the hashes. */

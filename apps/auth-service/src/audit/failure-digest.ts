@@ -1,12 +1,11 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Result } from 'ioredis';
-import { createHash } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { throttleAddress } from '../common/throttle-address';
 import { AUTH_CONFIG, AuthConfig } from '../config/config';
 import type { RedisClient } from '../sessions/redis-connection';
 import { REDIS } from '../sessions/session-store';
-import { AuditEntry, AuditLog } from './audit-log';
+import { AuditEntry, AuditLog, derivedAuditId } from './audit-log';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -181,7 +180,7 @@ export class AuditFailureDigest implements OnApplicationBootstrap, OnModuleDestr
       window_ended_at: new Date((window + 1) * this.windowMs).toISOString(),
     };
     const base = {
-      id: `evt_${createHash('sha256').update(`audit-digest/${member}`).digest('hex').slice(0, 32)}`,
+      id: derivedAuditId(`audit-digest/${member}`),
       organizationId,
       actor: { kind: 'system' as const, id: null },
       clientAddress: null,

@@ -10,7 +10,7 @@ import {
   ApiKeyRevokedV1,
   toPublicId,
 } from '@invoicing/contracts';
-import { createHash } from 'node:crypto';
+import { nameBasedEventId } from '@invoicing/event-bus';
 import { uuidv7 } from 'uuidv7';
 import { EntityManager, In } from 'typeorm';
 import { ApiKeyEntity } from '../keys/api-key.entity';
@@ -67,13 +67,7 @@ export async function apiKeysChanged(tx: EntityManager, apiKeyUuids: string[], c
   const keys = await tx.getRepository(ApiKeyEntity).findBy({ id: In(apiKeyUuids) });
   return keys.map((key) => {
     const { ids, ...env } = envelope(key, at);
-    const id = sourceId ? uuidOf(`api_key_changed/${change}/${sourceId}`) : env.id;
+    const id = sourceId ? nameBasedEventId(`api_key_changed/${change}/${sourceId}`) : env.id;
     return { ...env, id, type: API_KEY_CHANGED_V1, data: { ...ids, change, api_key: { ...toView(key, at.getTime()) }, changed_at: at.toISOString() } };
   });
-}
-
-/** A UUID-shaped digest of `name`: the same name, the same id. */
-function uuidOf(name: string): string {
-  const h = createHash('sha256').update(name).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }

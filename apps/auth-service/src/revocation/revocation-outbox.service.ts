@@ -14,13 +14,12 @@ import {
   validateRevocationEvent,
 } from '@invoicing/contracts';
 import { enqueueEvents, EventPublisher, markPublished, OutgoingMessage } from '@invoicing/event-bus';
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { DataSource, EntityManager } from 'typeorm';
 import { markKeyRevoked } from '../keys/api-keys.service';
 import { PendingRevocationRecord, SessionStore } from '../sessions/session-store';
 import { revocationEvents } from './revocation-events.factory';
-import { AuditEntry, AuditLog } from '../audit/audit-log';
+import { AuditEntry, AuditLog, derivedAuditId } from '../audit/audit-log';
 import { apiKeysChanged } from '../lifecycle/key-events';
 
 /** The Kafka publisher shared by the outbox (direct sends) and the relay. */
@@ -248,7 +247,7 @@ function auditEntryOf(record: PendingRevocationRecord): AuditEntry | null {
  * revocation event's) and the audit record's stream event is another row of the same table.
  */
 function auditIdOf(eventId: string): string {
-  return `evt_${createHash('sha256').update(`audit/${eventId}`).digest('hex').slice(0, 32)}`;
+  return derivedAuditId(`audit/${eventId}`);
 }
 
 /** Stored and shown to the owner: no control characters (a NUL would fail the update itself). */

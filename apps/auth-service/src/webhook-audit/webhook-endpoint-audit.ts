@@ -3,9 +3,8 @@ import { EventPattern } from '@nestjs/microservices';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { parsePublicId, validateWebhookEndpointEvent, WEBHOOK_ENDPOINTS_TOPIC, WebhookEndpointDisabledV1 } from '@invoicing/contracts';
 import { IncomingMessage, jsonValueOf, KafkaEventTransport } from '@invoicing/event-bus';
-import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { AuditEntry, AuditLog } from '../audit/audit-log';
+import { AuditEntry, AuditLog, derivedAuditId } from '../audit/audit-log';
 
 /** The auth service's one consumer group on the topic: its instances share the events, each recorded once. */
 export const WEBHOOK_AUDIT_GROUP_ID = 'auth-service.webhook-audit';
@@ -17,7 +16,7 @@ export const WEBHOOK_AUDIT_GROUP_ID = 'auth-service.webhook-audit';
  * Never the event's own id, which belongs to the webhook service's outbox.
  */
 export function auditIdOfWebhookEvent(eventId: string): string {
-  return `evt_${createHash('sha256').update(`audit/webhooks/${eventId}`).digest('hex').slice(0, 32)}`;
+  return derivedAuditId(`audit/webhooks/${eventId}`);
 }
 
 /** The audit record of an endpoint the webhook service disabled (ADR 0037): by the system, from no address. */

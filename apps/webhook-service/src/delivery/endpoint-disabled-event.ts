@@ -1,5 +1,5 @@
 import { toPublicId, validateWebhookEndpointEvent, WEBHOOK_ENDPOINT_DISABLED_V1, WebhookEndpointDisabledV1 } from '@invoicing/contracts';
-import { createHash } from 'node:crypto';
+import { nameBasedEventId } from '@invoicing/event-bus';
 
 /** CloudEvents `source` of what the webhook service publishes. */
 export const EVENT_SOURCE = '/invoicing/webhook-service';
@@ -20,14 +20,10 @@ export interface DisabledEndpoint {
  * disabling has one id however often it is written (attempts of the endpoint still in flight when it
  * was disabled report it too, and the outbox keeps the first), so its subscribers deduplicate by
  * it. A later disabling of the same endpoint follows a success or a re-enable, which reset
- * `failing_since`: it gets an id of its own. A UUID of version 8 (RFC 9562: custom).
+ * `failing_since`: it gets an id of its own. (nameBasedEventId).
  */
 export function endpointDisabledEventId(endpointId: string, failingSince: Date): string {
-  const b = createHash('sha256').update(`webhook_endpoint_disabled/${endpointId}/${failingSince.toISOString()}`).digest().subarray(0, 16);
-  b[6] = (b[6] & 0x0f) | 0x80;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const hex = b.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return nameBasedEventId(`webhook_endpoint_disabled/${endpointId}/${failingSince.toISOString()}`);
 }
 
 /**

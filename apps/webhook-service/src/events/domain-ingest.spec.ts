@@ -1,5 +1,5 @@
 import { DOMAIN_EVENT_TYPES, DomainEvent, INVOICE_BALANCE_CHANGED_TYPE } from '@invoicing/contracts';
-import { webhookTypeOf } from './domain-ingest';
+import { ingestBatch, NewWebhookEvent, retentionCutoff, webhookTypeOf } from './domain-ingest';
 
 const event = (type: string, status: string, previous?: string) =>
   ({ type, data: { organization_id: 'org_x', object: { object: 'invoice', id: 'inv_x', created_at: '', status }, ...(previous ? { previous: { amount_paid: 0, status: previous } } : {}) } }) as unknown as DomainEvent;
@@ -20,5 +20,34 @@ describe('webhookTypeOf', () => {
 
   it('knows no other type', () => {
     expect(webhookTypeOf(event('invoicing.invoices.invoice_voided.v1', 'x'))).toBeNull();
+  });
+});
+
+describe('ingestBatch', () => {
+  const event: NewWebhookEvent = { sourceId: 's1', organizationId: '0192d5a0-c3b8-7a6e-9f1d-2c3b4a596870', type: 'client.created', scope: 'clients', createdAt: '2026-11-27T00:00:00.000Z', object: {} };
+  const worker = () => ({ kick: jest.fn() });
+
+  it('stores a batch in one statement and wakes the worker only when deliveries were queued', async () => {
+    const db = { query: jest.fn().mockResolvedValue([{ deliveries: '2' }]) };
+    const w = worker();
+    await ingestBatch(db, w, [], [event, { ...event, sourceId: 's2' }]);
+    expect(db.query).toHaveBeenCalledTimes(1);
+    expect(w.kick).toHaveBeenCalledTimes(1);
+    const none = { query: jest.fn().mockResolvedValue([{ deliveries: '0' }]) };
+    await ingestBatch(none, w, [], [event]);
+    expect(w.kick).toHaveBeenCalledTimes(1);
+  });
+
+  it('asks nothing of Postgres for a batch with no events, and fails the batch (delivered again) when the statement fails', async () => {
+    const idle = { query: jest.fn() };
+    await ingestBatch(idle, worker(), [], []);
+    expect(idle.query).not.toHaveBeenCalled();
+    const w = worker();
+    await expect(ingestBatch({ query: jest.fn().mockRejectedValue(new Error('connection refused')) }, w, [], [event])).rejects.toThrow('connection refused');
+    expect(w.kick).not.toHaveBeenCalled();
+  });
+
+  it('keeps 30 days of events', () => {
+    expect(retentionCutoff(Date.parse('2026-11-27T00:00:00Z'))).toBe(Date.parse('2026-10-28T00:00:00Z'));
   });
 });

@@ -95,6 +95,25 @@ export async function storeEvents(db: Pick<DataSource, 'query'>, events: NewWebh
 }
 
 /**
+ * The oldest creation time an ingested event may have: a topic read from its start by a new consumer
+ * group holds history older than the events API keeps, and that is not sent.
+ */
+export function retentionCutoff(now = Date.now()): number {
+  return now - WEBHOOK_LIMITS.eventRetentionDays * 86_400_000;
+}
+
+/**
+ * What every ingest does with a batch: its events stored in one statement (inside the messages'
+ * consumer spans; throwing, e.g. Postgres down, leaves the batch to be delivered again), and the
+ * worker woken at once when deliveries were queued.
+ */
+export async function ingestBatch(db: Pick<DataSource, 'query'>, worker: Pick<DeliveryWorker, 'kick'>, messages: BatchedMessage[], events: NewWebhookEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const queued = await processTogether(messages, () => storeEvents(db, events));
+  if (queued > 0) worker.kick();
+}
+
+/**
  * `invoicing.domain.v1` → events: every object created on the platform becomes a `<kind>.created`
  * event of its organization, an invoice's balance change `invoice.paid` or `invoice.partially_paid`. A `once-per-service` batch subscription: the instances share the work,
  * each batch is one transaction, and a batch that fails (Postgres down) is delivered again.
@@ -121,7 +140,7 @@ export class DomainIngest {
 
   /** What of these messages becomes an event (malformed ones and those past the retention are skipped, logged). */
   toEvents(messages: BatchedMessage[]): NewWebhookEvent[] {
-    const oldest = Date.now() - WEBHOOK_LIMITS.eventRetentionDays * 86_400_000;
+    const oldest = retentionCutoff();
     const events: NewWebhookEvent[] = [];
     for (const message of messages) {
       const checked = validateDomainEvent(jsonValueOf(message));
@@ -150,10 +169,8 @@ export class DomainIngest {
     return events;
   }
 
-  async apply(messages: BatchedMessage[]): Promise<void> {
-    const events = this.toEvents(messages);
-    const queued = await processTogether(messages, () => storeEvents(this.db, events));
-    if (queued > 0) this.worker.kick();
+  apply(messages: BatchedMessage[]): Promise<void> {
+    return ingestBatch(this.db, this.worker, messages, this.toEvents(messages));
   }
 }
 

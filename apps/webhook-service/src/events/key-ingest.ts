@@ -9,14 +9,13 @@ import {
   parsePublicId,
   validateApiKeyEvent,
   WEBHOOK_EVENT_CATALOGUE,
-  WEBHOOK_LIMITS,
   WebhookEventType,
 } from '@invoicing/contracts';
-import { BatchedMessage, jsonValueOf, KafkaEventTransport, processTogether } from '@invoicing/event-bus';
+import { BatchedMessage, jsonValueOf, KafkaEventTransport } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import { WebhookConfig } from '../config';
 import { DeliveryWorker } from '../delivery/delivery-worker';
-import { NewWebhookEvent, storeEvents } from './domain-ingest';
+import { ingestBatch, NewWebhookEvent, retentionCutoff } from './domain-ingest';
 
 /**
  * The webhook events of a key's change. An exposed key is revoked with it: `api_key.exposed` and
@@ -71,7 +70,7 @@ export class KeyChangesIngest {
   }
 
   toEvents(messages: BatchedMessage[]): NewWebhookEvent[] {
-    const oldest = Date.now() - WEBHOOK_LIMITS.eventRetentionDays * 86_400_000;
+    const oldest = retentionCutoff();
     const events: NewWebhookEvent[] = [];
     for (const message of messages) {
       const value = jsonValueOf(message) as { type?: unknown } | undefined;
@@ -87,11 +86,8 @@ export class KeyChangesIngest {
     return events;
   }
 
-  async apply(messages: BatchedMessage[]): Promise<void> {
-    const events = this.toEvents(messages);
-    if (events.length === 0) return;
-    const queued = await processTogether(messages, () => storeEvents(this.db, events));
-    if (queued > 0) this.worker.kick();
+  apply(messages: BatchedMessage[]): Promise<void> {
+    return ingestBatch(this.db, this.worker, messages, this.toEvents(messages));
   }
 }
 

@@ -3,6 +3,7 @@ import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { EventPublisher } from '../event-publisher';
 import { activeTraceHeaders } from '../tracing/message-tracing';
 import type { DataSource, EntityManager } from 'typeorm';
+import { createHash } from 'node:crypto';
 
 /**
  * SQL of a service's outbox table: the one definition, used by every service's migration (the auth
@@ -68,6 +69,19 @@ export function outboxInsert(schema: string, event: OutboxEvent, first = 1, from
 export async function enqueueEvent(tx: EntityManager | DataSource, schema: string, event: OutboxEvent): Promise<void> {
   const { text, values } = outboxInsert(schema, event);
   await tx.query(text, values);
+}
+
+/**
+ * An outbox row's id derived from `name` (a UUID of version 8, RFC 9562: custom, from SHA-256): the
+ * same change written again (a retried move, an attempt that reports a change another already wrote)
+ * gets the same id, and the outbox's `ON CONFLICT (id) DO NOTHING` keeps one row, one event.
+ */
+export function nameBasedEventId(name: string): string {
+  const b = createHash('sha256').update(name).digest().subarray(0, 16);
+  b[6] = (b[6] & 0x0f) | 0x80;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = b.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**
