@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { measureCreates } from './creates';
 import { startCreateFloor, startSecondInstances } from './instances';
 import { ROOT, serviceUrl } from './platform';
-import { stopAll } from './processes';
+import { runBench, stopAll } from './processes';
 import { Report } from './report';
 
 async function main(): Promise<void> {
@@ -32,11 +32,4 @@ async function main(): Promise<void> {
   process.stdout.write(report.render());
 }
 
-main().then(
-  () => process.exit(0),
-  async (e: unknown) => {
-    process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
-    await stopAll();
-    process.exit(1);
-  },
-);
+runBench(main);

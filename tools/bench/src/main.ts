@@ -23,6 +23,7 @@ import {
   exchangeBody,
   jwtEnv,
   mainOf,
+  refreshChains,
   RESOURCE_SERVICES,
   RESOURCES,
   ROOT,
@@ -33,7 +34,7 @@ import {
 } from './platform';
 import { measureCreates } from './creates';
 import { floorDatabaseUrl, startCreateFloor, startSecondInstances } from './instances';
-import { rssMb, startProcess, stopAll } from './processes';
+import { rssMb, runBench, startProcess, stopAll } from './processes';
 import { keyRevokeTrials, reuseTrials, summarize } from './revocation';
 import { Report } from './report';
 
@@ -245,31 +246,8 @@ async function main(): Promise<void> {
     url: gatewaySampled + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyGateway), ...measure,
   }));
 
-  // Each connection chains its own family: it presents the refresh token its last response carried.
-  // A chain never races itself, so no response is a reuse (which would revoke every chain).
-  const refreshChains = async (base: string) => {
-    const pool = await Promise.all(Array.from({ length: 40 }, () => exchange(keyRefresh, base)));
-    const refreshes = pool.map((p) => p.refresh_token);
-    return load({
-      url: `${base}/api/v1/auth/refresh`,
-      method: 'POST',
-      headers: json,
-      ...measure,
-      chain: () => {
-        let token = refreshes.pop();
-        if (!token) throw new Error('out of refresh tokens for the chains');
-        return {
-          body: () => JSON.stringify({ refresh_token: token }),
-          onResponse: (status, body) => {
-            // A broken chain (counted as unexpected) must not present its token again: that would be
-            // a reuse and revoke every chain of the key. It takes a fresh one, or sends nothing valid.
-            token = status === 200 ? (JSON.parse(body) as { refresh_token: string }).refresh_token : (refreshes.pop() ?? 'rt_live_broken');
-          },
-        };
-      },
-    });
-  };
-  report.load('POST /api/v1/auth/refresh (16 chains of rotation)', 'refresh', await refreshChains(serviceUrl('auth-service')));
+  const refreshChainsOf = async (base: string) => load(await refreshChains(keyRefresh, base, measure));
+  report.load('POST /api/v1/auth/refresh (16 chains of rotation)', 'refresh', await refreshChainsOf(serviceUrl('auth-service')));
 
   step('on a Redis Cluster with replicas, without and with WAIT');
   report.load('POST /api/v1/auth/token, Redis Cluster with replicas, no WAIT', 'tokenCluster', await load({
@@ -278,8 +256,8 @@ async function main(): Promise<void> {
   report.load('POST /api/v1/auth/token, Redis Cluster, WAIT for one replica', 'tokenClusterWait', await load({
     url: authClusterWait + tokenPath, method: 'POST', headers: json, body: exchangeBody(keyDirect), ...measure,
   }));
-  report.load('POST /api/v1/auth/refresh, Redis Cluster with replicas, no WAIT', 'refreshCluster', await refreshChains(authCluster));
-  report.load('POST /api/v1/auth/refresh, Redis Cluster, WAIT for one replica', 'refreshClusterWait', await refreshChains(authClusterWait));
+  report.load('POST /api/v1/auth/refresh, Redis Cluster with replicas, no WAIT', 'refreshCluster', await refreshChainsOf(authCluster));
+  report.load('POST /api/v1/auth/refresh, Redis Cluster, WAIT for one replica', 'refreshClusterWait', await refreshChainsOf(authClusterWait));
 
   step(`a key holding ${args.sessions.toLocaleString('en')} live sessions`);
   const seeding = await load({
@@ -346,13 +324,6 @@ function kcHeaders(kc: { clientId: string; clientSecret: string }): Record<strin
   };
 }
 
-main().then(
-  () => process.exit(0),
-  async (e: unknown) => {
-    process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
-    await stopAll();
-    process.exit(1);
-  },
-);
+runBench(main);
 
 export type { Figure };

@@ -2,6 +2,7 @@ import { GATEWAY_PORT, Resource, RESOURCES, SERVICES, ServiceName, serviceOfReso
 import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { LoadOptions } from './load';
 
 /** Ports of the stack started by tools/stack/start.sh (which honours STACK_PORT_OFFSET too). */
 const OFFSET = Number(process.env.STACK_PORT_OFFSET ?? 0);
@@ -121,6 +122,34 @@ export async function exchange(key: ApiKey, base = serviceUrl('auth-service')): 
   const r = await fetch(`${base}/api/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: exchangeBody(key) });
   if (r.status !== 200) throw new Error(`token exchange failed: ${r.status} ${await r.text()}`);
   return (await r.json()) as TokenPair;
+}
+
+/**
+ * The load of refresh-token rotation: 16 chains (one per connection), each presenting the refresh
+ * token its own last answer carried, from 40 fresh sessions of `key`. A chain never races itself,
+ * so no answer is a reuse (which would revoke every chain of the key).
+ */
+export async function refreshChains(key: ApiKey, base: string, timing: { seconds: number; warmupSeconds?: number }): Promise<LoadOptions> {
+  const pool = await Promise.all(Array.from({ length: 40 }, () => exchange(key, base)));
+  const refreshes = pool.map((p) => p.refresh_token);
+  return {
+    url: `${base}/api/v1/auth/refresh`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    ...timing,
+    chain: () => {
+      let token = refreshes.pop();
+      if (!token) throw new Error('out of refresh tokens for the chains');
+      return {
+        body: () => JSON.stringify({ refresh_token: token }),
+        onResponse: (status, body) => {
+          // A broken chain (counted as unexpected) must not present its token again: that would be
+          // a reuse and revoke every chain of the key. It takes a fresh one, or sends nothing valid.
+          token = status === 200 ? (JSON.parse(body) as { refresh_token: string }).refresh_token : (refreshes.pop() ?? 'rt_live_broken');
+        },
+      };
+    },
+  };
 }
 
 export async function refresh(refreshToken: string): Promise<{ status: number; body: Record<string, unknown> }> {

@@ -11,6 +11,20 @@ export interface Started {
 
 const running = new Set<ChildProcess>();
 
+/**
+ * Runs a benchmark's main: exit 0 when it ends, or print the failure, stop what it started and exit 1.
+ */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    async (e: unknown) => {
+      process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
+      await stopAll();
+      process.exit(1);
+    },
+  );
+}
+
 /** Stops whatever the benchmark started, also when it fails half-way. */
 export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((c) => terminate(c)));

@@ -6,6 +6,7 @@
  */
 import 'reflect-metadata';
 import { serviceUrl } from './platform';
+import { runBench } from './processes';
 import { Report } from './report';
 import { measureWebhooks } from './webhooks';
 
@@ -22,10 +23,4 @@ async function main(): Promise<void> {
   process.stdout.write(report.render());
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

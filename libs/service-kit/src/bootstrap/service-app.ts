@@ -8,7 +8,7 @@ import { drainOnSignals } from './drain-on-signals';
 import { refuseAmbiguousPaths } from '../http/ambiguous-path';
 import { fastifyBaseOptions } from '../http/fastify-base';
 import { ProblemException } from '../http/problem';
-import { ErrorFilter, ErrorFormOf, PROBLEM_FORM_ONLY, sendError } from '../http/error-edge';
+import { ErrorFilter, ErrorFormOf, PROBLEM_FORM_ONLY } from '../http/error-edge';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from '../http/request-deadline';
 import { createLogger, installAccessLog, lazyChildLoggerFactory, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
@@ -78,7 +78,9 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   traceRequests(fastify);
   fastify.addHook('onRequest', refuseAmbiguousPaths);
-  fastify.setErrorHandler((error, request, reply) => sendError(error, request, reply, nestLogger, formOf(request)));
+  // Errors raised before a handler (body parsing, limits) reach Fastify's error handler, which Nest
+  // sets at init to run the global filters: ErrorFilter above writes them in the endpoint's form.
+  // (Setting one here as well was overridden by Nest's, and Fastify 5.12 warns of the override.)
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
     done();
