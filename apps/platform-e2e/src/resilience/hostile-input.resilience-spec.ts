@@ -301,7 +301,8 @@ function checkAnswer(c: Case, answer: RawAnswer): string | null {
     const body = answer.json ?? {};
     if (!type.startsWith('application/json') || typeof body.error !== 'string') return `refusal ${answer.status} is not an RFC 6749 error: ${answer.text.slice(0, 200)}`;
   }
-  if (/\b(at |stack|QueryFailedError|SELECT|INSERT|ECONN|node_modules)/.test(answer.text)) return `leaks internals: ${answer.text.slice(0, 200)}`;
+  // A stack frame (`at fn (/path:1:2)`, `at /path:1:2`), not the words "at most" of a detail.
+  if (/\bat [^\s(]+ \(|\bat \/|\b(stack|QueryFailedError|SELECT|INSERT|ECONN|node_modules)/.test(answer.text)) return `leaks internals: ${answer.text.slice(0, 200)}`;
   return null;
 }
 
@@ -424,6 +425,19 @@ function targets(): Target[] {
       // addresses are refused here (WEBHOOK_ALLOW_PRIVATE_URLS is off, the default).
       valid: async () => ({ url: 'https://93.184.215.14/hooks', enabled_events: ['api_key.expiring'], description: 'ERP' }),
       headers: bearer,
+      strings: ['url', 'description', 'enabled_events.0'],
+      numbers: [],
+      table: 'webhooks.endpoints',
+    },
+    {
+      // The same endpoint through the settings page's door: the auth service checks the session and
+      // the CSRF pair, bounds the body, and forwards it with a token it mints (ADR 0038). Refusals
+      // must come back in the same format; past the 16-endpoint ceiling, accepted bodies get 409.
+      name: 'POST /api/v1/settings/webhook-endpoints',
+      path: '/api/v1/settings/webhook-endpoints',
+      format: 'problem',
+      valid: async () => ({ url: 'https://93.184.215.14/settings-hooks', enabled_events: ['invoice.paid'], description: 'ERP' }),
+      headers: dashboard,
       strings: ['url', 'description', 'enabled_events.0'],
       numbers: [],
       table: 'webhooks.endpoints',

@@ -20,7 +20,7 @@ import {
   UNAVAILABLE_DETAIL,
   WebhookServiceClient,
 } from './webhook-service.client';
-import { MAX_FORWARDED_BODY_BYTES, WebhookSettingsProxy } from './webhook-settings.proxy';
+import { MAX_FORWARDED_BODY_BYTES, MAX_FORWARDED_BODY_DEPTH, WebhookSettingsProxy } from './webhook-settings.proxy';
 
 const config = loadAuthConfig({ NODE_ENV: 'test', WEBHOOK_SERVICE_URL: 'http://webhooks.internal:3020' });
 const NOW = 1_763_700_000_000;
@@ -265,6 +265,23 @@ describe('forwarding a call and its answer', () => {
     const form = await refusal(proxyWith(service.fetch).forward('replay', user, request('/x', { body: { since: 'x' }, contentType: 'application/x-www-form-urlencoded' }), reply().reply, ENDPOINT));
     expect(form.status).toBe(415);
     expect(service.sent).toEqual([]);
+  });
+
+  it('refuses a body nested deeper than any valid one (400) without serializing or forwarding it, and forwards one at the bound', async () => {
+    const service = upstream(() => json(201, { id: ENDPOINT }));
+    const nested = (depth: number): unknown => {
+      let value: unknown = 'x';
+      for (let i = 1; i < depth; i++) value = [value];
+      return { description: value };
+    };
+    // 10,000 levels: what overflowed JSON.stringify's stack.
+    const deep = await refusal(proxyWith(service.fetch).forward('create', user, request('/x', { body: nested(10_000) }), reply().reply));
+    expect(deep.status).toBe(400);
+    const over = await refusal(proxyWith(service.fetch).forward('create', user, request('/x', { body: nested(MAX_FORWARDED_BODY_DEPTH + 1) }), reply().reply));
+    expect(over.status).toBe(400);
+    expect(service.sent).toEqual([]);
+    await proxyWith(service.fetch).forward('create', user, request('/x', { body: nested(MAX_FORWARDED_BODY_DEPTH) }), reply().reply);
+    expect(service.sent).toHaveLength(1);
   });
 });
 
