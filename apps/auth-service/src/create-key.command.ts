@@ -9,6 +9,21 @@ const USAGE = `usage: auth-service create-key --name NAME --scopes read:invoices
                        (--organization-name ORG | --organization-id org_...)
                        [--expires-at 2027-01-31T23:59:59Z] [--allowed-ips 203.0.113.0/24,2001:db8::/32]`;
 
+const HELP = `${USAGE}
+
+Creates an API key and prints it as one line of JSON: organization_id, id, name, client_id,
+client_secret (shown only here), scopes, created_at, expires_at, allowed_ips.
+
+  --name NAME              what the key is for (shown in Settings -> API)
+  --scopes LIST            comma- or space-separated, e.g. read:invoices,write:invoices
+  --organization-id ID     add the key to an existing organization (org_..., as a key's
+                           organization_id prints it); its users see the key in Settings -> API
+  --organization-name ORG  or make a new organization for it (a new one on every run, with no
+                           user: sign up in Settings to manage keys there instead)
+  --expires-at TIME        an RFC 3339 time after which the key stops working
+  --allowed-ips LIST       addresses or CIDR blocks the key may be used from
+  -h, --help               this text`;
+
 /**
  * Creates an organization (or uses an existing one) and an API key, and prints
  * `{organization_id, id, name, client_id, client_secret, scopes, created_at, expires_at, allowed_ips}`
@@ -17,18 +32,31 @@ const USAGE = `usage: auth-service create-key --name NAME --scopes read:invoices
  * same ApiKeysService.
  */
 export async function createKeyCommand(config: AuthConfig, argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      name: { type: 'string' },
-      scopes: { type: 'string' },
-      'organization-name': { type: 'string' },
-      'organization-id': { type: 'string' },
-      'expires-at': { type: 'string' },
-      'allowed-ips': { type: 'string' },
-    },
-    strict: true,
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        name: { type: 'string' },
+        scopes: { type: 'string' },
+        'organization-name': { type: 'string' },
+        'organization-id': { type: 'string' },
+        'expires-at': { type: 'string' },
+        'allowed-ips': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    });
+  } catch (e) {
+    // An unknown option or a missing value: say which, and how to call it (not a stack trace).
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n${USAGE}\n`);
+    return 2;
+  }
+  const { values } = parsed;
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
   if (!values.name || !values.scopes || (!values['organization-name'] === !values['organization-id'])) {
     process.stderr.write(`${USAGE}\n`);
     return 2;

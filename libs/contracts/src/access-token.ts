@@ -7,6 +7,11 @@ export const ACCESS_TOKEN_TYP = 'at+jwt';
 /** The only signing algorithm accepted anywhere (docs/api.md section 5). */
 export const ACCESS_TOKEN_ALG = 'HS256';
 
+/** How each credential the auth service mints begins (docs/api.md section 3): an API Key, a Secret Key, a refresh token. */
+export const CLIENT_ID_PREFIX = 'ak_live_';
+export const SECRET_KEY_PREFIX = 'sk_live_';
+export const REFRESH_TOKEN_PREFIX = 'rt_live_';
+
 /** Claims of an access token (RFC 9068 plus `org_id` and `sid`). */
 export interface AccessTokenClaims {
   iss: string;

@@ -1,5 +1,6 @@
 import { createHash, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { CLIENT_ID_PREFIX, REFRESH_TOKEN_PREFIX, SECRET_KEY_PREFIX } from '@invoicing/contracts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -10,9 +11,8 @@ const CLIENT_ID_RANDOM_CHARS = 24;
 /** 6 base62 characters hold any CRC32 value (62^6 > 2^32). */
 const CHECKSUM_CHARS = 6;
 
-export const CLIENT_ID_PREFIX = 'ak_live_';
-export const SECRET_KEY_PREFIX = 'sk_live_';
-export const REFRESH_TOKEN_PREFIX = 'rt_live_';
+// The prefixes are the contract's (resource services name them in their 401s too).
+export { CLIENT_ID_PREFIX, REFRESH_TOKEN_PREFIX, SECRET_KEY_PREFIX };
 
 /**
  * CSPRNG bytes drawn from a pool refilled 8 KiB at a time: one `randomFillSync` per ~90 credentials

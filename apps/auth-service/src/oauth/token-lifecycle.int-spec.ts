@@ -120,6 +120,17 @@ describe('POST /api/v1/auth/token', () => {
     }
   });
 
+  it('tells a client that sent JSON without a Content-Type which media types to send', async () => {
+    // A Uint8Array body: fetch adds no Content-Type of its own.
+    const body = new TextEncoder().encode(JSON.stringify({ grant_type: 'client_credentials', client_id: key.clientId, client_secret: key.clientSecret }));
+    const r = await fetch(`${app.baseUrl}/api/v1/auth/token`, { method: 'POST', body });
+    expect(r.status).toBe(400);
+    expect(await r.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'The body must be application/json or application/x-www-form-urlencoded, sent with that Content-Type.',
+    });
+  });
+
   it('throttles failed client authentication per client and address with 429 and Retry-After', async () => {
     const victim = await app.createKey();
     const bad = { client_id: victim.clientId, client_secret: key.clientSecret, grant_type: 'client_credentials' };

@@ -54,6 +54,16 @@ describe(AccessTokenVerifier.name, () => {
     expect(reason(hs512(claims()))).toBe('The access token is not signed with HS256.');
   });
 
+  it('names an API key credential or a refresh token sent as the Bearer token, with the way to an access token, echoing none of it', () => {
+    const secret = 'sk_live_0123456789abcdefghijklmnopqrstuvwxyzABCD';
+    expect(reason(secret)).toMatch(/^This is an API key credential, not an access token: exchange .* at POST \/api\/v1\/auth\/token/);
+    expect(reason('ak_live_rt46wmTb0uB5Vfcrlvb5yXWp')).toBe(reason(secret));
+    expect(reason('rt_live_0123456789abcdef')).toMatch(/^This is a refresh token, not an access token: exchange it at POST \/api\/v1\/auth\/token \(grant_type=refresh_token\)/);
+    expect(reason(secret)).not.toContain('0123456789');
+    // Anything else that is not a JWT keeps the general answer.
+    expect(reason('abc')).toBe('The access token is malformed or signed with an unknown key.');
+  });
+
   it('refuses alg "none" even with a known kid', () => {
     const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt', kid: 'k1' })).toString('base64url');
     const body = Buffer.from(JSON.stringify(claims())).toString('base64url');

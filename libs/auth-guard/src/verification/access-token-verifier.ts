@@ -1,4 +1,4 @@
-import { ACCESS_TOKEN_ALG, ACCESS_TOKEN_TYP, AccessTokenClaims } from '@invoicing/contracts';
+import { ACCESS_TOKEN_ALG, ACCESS_TOKEN_TYP, AccessTokenClaims, CLIENT_ID_PREFIX, REFRESH_TOKEN_PREFIX, SECRET_KEY_PREFIX } from '@invoicing/contracts';
 import { createVerifier, TokenError } from 'fast-jwt';
 
 /** Why a token was refused; `description` is safe to send to the caller. */
@@ -120,7 +120,7 @@ export class AccessTokenVerifier {
     }
     const kid = readKid(token);
     const verify = kid === null ? undefined : this.byKid.get(kid);
-    if (!verify) return TokenRefusal.of('The access token is malformed or signed with an unknown key.');
+    if (!verify) return kid === null ? notAToken(token) : TokenRefusal.of('The access token is malformed or signed with an unknown key.');
     let claims: Record<string, unknown>;
     try {
       claims = verify(token);
@@ -196,4 +196,21 @@ function describe(e: unknown): string {
     }
   }
   return 'The access token is malformed.';
+}
+
+/**
+ * A Bearer value that is not a JWT at all. The credentials integrators most often send there by
+ * mistake are named, with the way to an access token: the refusal points at the fix. Checked on the
+ * prefix alone; nothing of the value is echoed.
+ */
+function notAToken(token: string): TokenRefusal {
+  if (token.startsWith(SECRET_KEY_PREFIX) || token.startsWith(CLIENT_ID_PREFIX)) {
+    return TokenRefusal.of(
+      'This is an API key credential, not an access token: exchange the API Key and Secret Key at POST /api/v1/auth/token (grant_type=client_credentials) and send the access_token it returns.',
+    );
+  }
+  if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
+    return TokenRefusal.of('This is a refresh token, not an access token: exchange it at POST /api/v1/auth/token (grant_type=refresh_token) and send the access_token it returns.');
+  }
+  return TokenRefusal.of('The access token is malformed or signed with an unknown key.');
 }

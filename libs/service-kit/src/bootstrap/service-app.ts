@@ -8,7 +8,7 @@ import { drainOnSignals } from './drain-on-signals';
 import { refuseAmbiguousPaths } from '../http/ambiguous-path';
 import { fastifyBaseOptions } from '../http/fastify-base';
 import { ProblemException } from '../http/problem';
-import { ErrorFilter, ErrorFormOf, PROBLEM_FORM_ONLY } from '../http/error-edge';
+import { ErrorFilter, ErrorFormOf, JSON_ONLY, PROBLEM_FORM_ONLY, sendError } from '../http/error-edge';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from '../http/request-deadline';
 import { createLogger, installAccessLog, lazyChildLoggerFactory, NestPinoLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
@@ -78,9 +78,11 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   traceRequests(fastify);
   fastify.addHook('onRequest', refuseAmbiguousPaths);
-  // Errors raised before a handler (body parsing, limits) reach Fastify's error handler, which Nest
-  // sets at init to run the global filters: ErrorFilter above writes them in the endpoint's form.
-  // (Setting one here as well was overridden by Nest's, and Fastify 5.12 warns of the override.)
+  // Fastify-level routes registered as plugins before Nest's init (the GitHub report receiver, with
+  // a parser of its own) keep this handler: a plugin's scope copies its parent's at registration.
+  // Nest then sets its own on the root at init, for its routes (through ErrorFilter, the same words).
+  // Fastify 5.12 warns of that second call once at start-up (FSTWRN004); both are meant.
+  fastify.setErrorHandler((error, request, reply) => sendError(error, request, reply, nestLogger, formOf(request)));
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
     done();
@@ -91,7 +93,7 @@ export async function createServiceApp(module: Type<unknown> | DynamicModule, op
     fastify.addHook('preHandler', (request, _reply, done) => {
       const type = request.headers['content-type'];
       if (type && request.body !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
-        done(new ProblemException(415, 'The request body must be application/json.'));
+        done(new ProblemException(415, JSON_ONLY));
         return;
       }
       done();

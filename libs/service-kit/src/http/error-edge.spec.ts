@@ -1,4 +1,4 @@
-import { BadRequestException, Logger, NotFoundException, PayloadTooLargeException, ServiceUnavailableException } from '@nestjs/common';
+import { BadRequestException, HttpException, Logger, NotFoundException, PayloadTooLargeException, ServiceUnavailableException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DependencyUnavailableError } from './dependency-failure';
 import { ErrorForm, sendError } from './error-edge';
@@ -118,12 +118,20 @@ describe('what is not a PlatformError, as each contract describes it', () => {
   });
 
   it("on an OAuth endpoint, turns Fastify's refusals into 400 invalid_request whatever their status", () => {
-    expect(render(fastifyError(415, 'FST_ERR_CTP_INVALID_MEDIA_TYPE'), 'oauth')).toMatchObject({
-      status: 400,
-      body: { error: 'invalid_request', error_description: 'The body must be application/json or application/x-www-form-urlencoded.' },
+    const jsonOrForm = 'The body must be application/json or application/x-www-form-urlencoded, sent with that Content-Type.';
+    expect(render(fastifyError(415, 'FST_ERR_CTP_INVALID_MEDIA_TYPE'), 'oauth')).toMatchObject({ status: 400, body: { error: 'invalid_request', error_description: jsonOrForm } });
+    // The same refusal as a running app hands it over: Nest turns Fastify's error into an HttpException
+    // of its status and message (a body without any Content-Type).
+    expect(render(new HttpException('Unsupported Media Type', 415), 'oauth')).toMatchObject({ status: 400, body: { error: 'invalid_request', error_description: jsonOrForm } });
+    expect(render(new HttpException('Unsupported Media Type', 415), 'problem').body).toMatchObject({
+      status: 415,
+      detail: 'The request body must be application/json, sent with Content-Type: application/json.',
     });
     expect(render(fastifyError(400, 'FST_ERR_CTP_INVALID_JSON_BODY'), 'oauth')).toMatchObject({ status: 400, body: { error_description: 'The request body could not be parsed.' } });
-    expect(render(fastifyError(415, 'FST_ERR_CTP_INVALID_MEDIA_TYPE'), 'problem').body).toMatchObject({ status: 415, detail: 'The request body must be application/json.' });
+    expect(render(fastifyError(415, 'FST_ERR_CTP_INVALID_MEDIA_TYPE'), 'problem').body).toMatchObject({
+      status: 415,
+      detail: 'The request body must be application/json, sent with Content-Type: application/json.',
+    });
   });
 
   it("Nest's routing and parsing errors", () => {

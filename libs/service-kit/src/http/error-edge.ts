@@ -93,14 +93,22 @@ const OAUTH_OUTAGE = new PlatformError(503, 'dependency_unavailable', 'The servi
   headers: RETRY_SHORTLY,
 });
 
+/** What a body of another media type, or of none (no Content-Type), is told: the types each form takes. */
+export const JSON_ONLY = 'The request body must be application/json, sent with Content-Type: application/json.';
+const JSON_OR_FORM = 'The body must be application/json or application/x-www-form-urlencoded, sent with that Content-Type.';
+
 // The translations below keep each contract's order of checks as it has always been: the same
 // exception can match more than one (a Fastify 413 is also a 4xx).
+//
+// Fastify's own refusals (body parsing, media types) reach us two ways: as they are, and, in a running
+// app, turned by Nest's exception handler into an HttpException of the same status and message
+// (RoutesResolver.mapExternalException), its code lost. A 415 means the same either way.
 
 function toProblemForm(exception: unknown, request: FastifyRequest, logger: Logger): PlatformError {
   if (isAnswer(exception)) return exception;
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
-    return new PlatformError(status, 'request_rejected', status === 404 ? 'No such resource.' : publicMessage(exception));
+    return new PlatformError(status, 'request_rejected', status === 404 ? 'No such resource.' : status === 415 ? JSON_ONLY : publicMessage(exception));
   }
   // Errors raised by Fastify itself before a handler runs (body parsing, limits, media types).
   const fst = exception as FastifyishError;
@@ -132,10 +140,11 @@ function toOAuthForm(exception: unknown, request: FastifyRequest, logger: Logger
     // Raised by Fastify before the handler: bad JSON, unsupported content type.
     return invalidRequest(
       400,
-      fst.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'The body must be application/json or application/x-www-form-urlencoded.' : 'The request body could not be parsed.',
+      fst.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? JSON_OR_FORM : 'The request body could not be parsed.',
     );
   }
   if (exception instanceof HttpException && exception.getStatus() === 404) return invalidRequest(404, 'No such endpoint.');
+  if (exception instanceof HttpException && exception.getStatus() === 415) return invalidRequest(400, JSON_OR_FORM);
   if (exception instanceof HttpException && exception.getStatus() < 500) {
     // Nest's own body parsing (invalid JSON) and routing errors.
     return invalidRequest(400, exception.getStatus() === 400 ? 'The request body could not be parsed.' : 'The request was rejected.');
@@ -162,7 +171,7 @@ function fastifyDetail(e: FastifyishError): string {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'The request body exceeds the 1 MiB limit.';
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'The request body must be application/json.';
+      return JSON_ONLY;
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return 'The request body is empty.';
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
