@@ -9,19 +9,17 @@ import 'reflect-metadata';
 import { join } from 'node:path';
 import { measureCreates } from './creates';
 import { startCreateFloor, startSecondInstances } from './instances';
-import { ROOT, serviceUrl } from './platform';
+import { numberArg, requireStack, ROOT } from './platform';
 import { runBench, stopAll } from './processes';
 import { Report } from './report';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const arg = (name: string, fallback: number) => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? Number(argv[i + 1]) : fallback;
+  const measure = {
+    seconds: numberArg(argv, '--seconds', Number(process.env.BENCH_SECONDS ?? 10)),
+    warmupSeconds: numberArg(argv, '--warmup', Number(process.env.BENCH_WARMUP_SECONDS ?? 3)),
   };
-  const measure = { seconds: arg('--seconds', Number(process.env.BENCH_SECONDS ?? 10)), warmupSeconds: arg('--warmup', Number(process.env.BENCH_WARMUP_SECONDS ?? 3)) };
-  const ready = await fetch(`${serviceUrl('auth-service')}/health/ready`).catch(() => null);
-  if (ready?.status !== 200) throw new Error('the stack is not running: start it with `bash tools/stack/start.sh`');
+  await requireStack();
   const step = (s: string) => process.stderr.write(`bench: ${s}\n`);
   const logs = join(ROOT, 'tmp', 'bench');
   const report = new Report();

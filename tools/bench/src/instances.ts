@@ -1,6 +1,7 @@
 import { Resource, RESOURCE_MANIFEST, serviceUrlVariable } from '@invoicing/contracts';
 import { join } from 'node:path';
-import { jwtEnv, mainOf, RESOURCE_SERVICES, RESOURCES, serviceUrl } from './platform';
+import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
+import { ApiKey, jwtEnv, mainOf, RESOURCE_SERVICES, RESOURCES, serviceUrl } from './platform';
 import { startProcess } from './processes';
 
 /** Second instances of the resource services, with the per-key rate limit lifted, sit here. */
@@ -39,7 +40,7 @@ export function floorDatabaseUrl(schema: 'auth' | Resource): string {
 
 /** The hand-written create floor (peers/baseline-server.mjs MODE=create) on 4205; its URL. */
 export async function startCreateFloor(logs: string): Promise<string> {
-  await startProcess('node', [join(__dirname, 'peers', 'baseline-server.mjs')], {
+  await startProcess('node', [BASELINE], {
     env: {
       PORT: '4205',
       MODE: 'create',
@@ -50,4 +51,23 @@ export async function startCreateFloor(logs: string): Promise<string> {
     logFile: join(logs, 'floor-create.log'),
   });
   return 'http://127.0.0.1:4205';
+}
+
+const BASELINE = join(__dirname, 'peers', 'baseline-server.mjs');
+
+/**
+ * The hand-written floors of the token exchange (4203: `key`'s row loaded once, one Redis script,
+ * fast-jwt) and of the product and invoice reads (4204: fast-jwt, one pg query), beside the stack
+ * (peers/baseline-server.mjs MODE=token and MODE=read).
+ */
+export async function startTokenAndReadFloors(logs: string, key: ApiKey): Promise<{ token: string; read: string }> {
+  await startProcess('node', [BASELINE], {
+    env: { PORT: '4203', MODE: 'token', ...jwtEnv, JWT_KEYS: process.env.JWT_KEYS ?? DEV_JWT_KEYS, FLOOR_CLIENT_ID: key.clientId, DATABASE_URL: floorDatabaseUrl('auth') },
+    logFile: join(logs, 'floor-token.log'),
+  });
+  await startProcess('node', [BASELINE], {
+    env: { PORT: '4204', MODE: 'read', ...jwtEnv, DATABASE_URL: floorDatabaseUrl('products'), INVOICES_DATABASE_URL: floorDatabaseUrl('invoices') },
+    logFile: join(logs, 'floor-read.log'),
+  });
+  return { token: 'http://127.0.0.1:4203', read: 'http://127.0.0.1:4204' };
 }

@@ -10,7 +10,6 @@
  */
 import 'reflect-metadata';
 import { ALL_SCOPES } from '@invoicing/contracts';
-import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
 import { DEFAULT_TRACE_SAMPLE_PERCENT, loopbackUpstreams, prepareNginx } from '@invoicing/gateway';
 import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -24,6 +23,7 @@ import {
   jwtEnv,
   mainOf,
   refreshChains,
+  requireStack,
   RESOURCE_SERVICES,
   RESOURCES,
   ROOT,
@@ -33,7 +33,7 @@ import {
   stackPid,
 } from './platform';
 import { measureCreates } from './creates';
-import { floorDatabaseUrl, startCreateFloor, startSecondInstances } from './instances';
+import { startCreateFloor, startSecondInstances, startTokenAndReadFloors } from './instances';
 import { rssMb, runBench, startProcess, stopAll } from './processes';
 import { keyRevokeTrials, reuseTrials, summarize } from './revocation';
 import { Report } from './report';
@@ -89,8 +89,7 @@ async function main(): Promise<void> {
   const step = (s: string) => process.stderr.write(`bench: ${s}\n`);
   const measure = { seconds: args.seconds, warmupSeconds: args.warmup };
 
-  const ready = await fetch(`${serviceUrl('auth-service')}/health/ready`).catch(() => null);
-  if (ready?.status !== 200) throw new Error('the stack is not running: start it with `bash tools/stack/start.sh`');
+  await requireStack();
   report.note(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}; load from autocannon in this process, 16 connections, ${args.seconds} s after ${args.warmup} s of warm-up`);
 
   // Idle memory first, before anything has loaded the services.
@@ -116,20 +115,7 @@ async function main(): Promise<void> {
   await startProcess('node', [baseline], { env: { PORT: '4202', MODE: 'jwt', ...jwtEnv }, logFile: join(LOGS, 'baseline-jwt.log') });
   // The hand-written floors (baseline-server.mjs): our token exchange and product reads with nothing
   // but Fastify, pg, ioredis and fast-jwt underneath, against the same Postgres and Redis.
-  await startProcess('node', [baseline], {
-    env: { PORT: '4203', MODE: 'token', ...jwtEnv, JWT_KEYS: process.env.JWT_KEYS ?? DEV_JWT_KEYS, FLOOR_CLIENT_ID: keyFloor.clientId, DATABASE_URL: floorDatabaseUrl('auth') },
-    logFile: join(LOGS, 'floor-token.log'),
-  });
-  await startProcess('node', [baseline], {
-    env: {
-      PORT: '4204',
-      MODE: 'read',
-      ...jwtEnv,
-      DATABASE_URL: floorDatabaseUrl('products'),
-      INVOICES_DATABASE_URL: floorDatabaseUrl('invoices'),
-    },
-    logFile: join(LOGS, 'floor-read.log'),
-  });
+  const floors = await startTokenAndReadFloors(LOGS, keyFloor);
   const floorCreate = await startCreateFloor(LOGS);
   // Tracing on: a second auth service and a second product service (rate limit lifted) exporting
   // every span over OTLP/HTTP to a sink that keeps nothing (peers/otlp-sink.mjs).
@@ -194,13 +180,13 @@ async function main(): Promise<void> {
   report.load('bare Fastify GET /hello', 'hello', await load({ url: 'http://127.0.0.1:4201/hello', ...measure }));
   report.load('Fastify + fast-jwt HS256 GET /hello', 'jwt', await load({ url: 'http://127.0.0.1:4202/hello', headers: bearer, ...measure }));
   report.load('floor: token exchange by hand (Fastify, SHA-256, one Redis script, fast-jwt)', 'floorToken', await load({
-    url: 'http://127.0.0.1:4203/api/v1/auth/token', method: 'POST', headers: { 'content-type': 'application/json' }, body: exchangeBody(keyFloor), ...measure,
+    url: `${floors.token}/api/v1/auth/token`, method: 'POST', headers: { 'content-type': 'application/json' }, body: exchangeBody(keyFloor), ...measure,
   }));
   report.load('floor: GET product by id by hand (Fastify, fast-jwt, one pg query)', 'floorGet', await load({
-    url: `http://127.0.0.1:4204/api/v1/products/${ids.products}`, headers: bearer, ...measure,
+    url: `${floors.read}/api/v1/products/${ids.products}`, headers: bearer, ...measure,
   }));
   report.load('floor: list of 20 products by hand (Fastify, fast-jwt, one pg query)', 'floorList', await load({
-    url: 'http://127.0.0.1:4204/api/v1/products', headers: bearer, ...measure,
+    url: `${floors.read}/api/v1/products`, headers: bearer, ...measure,
   }));
 
   step('peers');
@@ -301,7 +287,7 @@ async function main(): Promise<void> {
   };
   for (const resource of LIST_ACROSS) {
     report.load(`GET /api/v1/${resource} (list of 20), 16 organizations`, `list:${resource}:many`, await load({ url: `${second[resource]}/api/v1/${resource}`, method: 'GET', next: acrossOrganizations(), ...measure }));
-    report.load(`floor: GET /api/v1/${resource} list of 20 by hand, 16 organizations`, `floorList:${resource}:many`, await load({ url: `http://127.0.0.1:4204/api/v1/${resource}`, method: 'GET', next: acrossOrganizations(), ...measure }));
+    report.load(`floor: GET /api/v1/${resource} list of 20 by hand, 16 organizations`, `floorList:${resource}:many`, await load({ url: `${floors.read}/api/v1/${resource}`, method: 'GET', next: acrossOrganizations(), ...measure }));
   }
 
   step(`revocation propagation (${args.trials} trials each)`);

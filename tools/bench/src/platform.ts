@@ -114,6 +114,18 @@ export class SettingsAccount {
   }
 }
 
+/** Throws, saying how to start it, unless the stack's `service` answers ready. */
+export async function requireStack(service: ServiceName = 'auth-service'): Promise<void> {
+  const ready = await fetch(`${serviceUrl(service)}/health/ready`).catch(() => null);
+  if (ready?.status !== 200) throw new Error(`the stack (its ${service}) is not running: start it with \`bash tools/stack/start.sh\``);
+}
+
+/** The number after `--name` on the command line, or `fallback`. */
+export function numberArg(argv: string[], name: string, fallback: number): number {
+  const i = argv.indexOf(name);
+  return i >= 0 ? Number(argv[i + 1]) : fallback;
+}
+
 export function exchangeBody(key: ApiKey): string {
   return JSON.stringify({ grant_type: 'client_credentials', client_id: key.clientId, client_secret: key.clientSecret });
 }

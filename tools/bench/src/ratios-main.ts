@@ -11,21 +11,21 @@
  */
 import 'reflect-metadata';
 import { ALL_SCOPES } from '@invoicing/contracts';
-import { DEV_JWT_KEYS } from '@invoicing/auth-guard';
 import { join } from 'node:path';
 import { createOrganizations } from './creates';
-import { floorDatabaseUrl, startSecondInstances } from './instances';
+import { startSecondInstances, startTokenAndReadFloors } from './instances';
 import { LoadOptions, load } from './load';
-import { exchangeBody, jwtEnv, refreshChains, RESOURCES, ROOT, serviceUrl, SettingsAccount } from './platform';
-import { runBench, startProcess, stopAll } from './processes';
+import { exchangeBody, numberArg, refreshChains, requireStack, RESOURCES, ROOT, serviceUrl, SettingsAccount } from './platform';
+import { runBench, stopAll } from './processes';
 
 /** As in bench:run: the resource with small rows, and the one with large ones behind the per-organization gate. */
 const LIST_ACROSS = RESOURCES.filter((r) => r === 'products' || r === 'invoices');
 
 interface Pair {
   name: string;
-  ours: () => LoadOptions;
-  floor: () => LoadOptions;
+  /** Each load, made when it starts (a refresh load brings chains of fresh tokens). */
+  ours: () => LoadOptions | Promise<LoadOptions>;
+  floor: () => LoadOptions | Promise<LoadOptions>;
 }
 
 function median(values: number[]): number {
@@ -36,10 +36,7 @@ function median(values: number[]): number {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const arg = (name: string, fallback: number) => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? Number(argv[i + 1]) : fallback;
-  };
+  const arg = (name: string, fallback: number) => numberArg(argv, name, fallback);
   const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : null;
   const rounds = arg('--rounds', 6);
   const seconds = arg('--seconds', 4);
@@ -47,23 +44,14 @@ async function main(): Promise<void> {
   // measured the invoice list at 0.72x of its floor in its first 6 s and 1.03-1.10x after.
   const warmup = arg('--warmup', 8);
   const step = (s: string) => process.stderr.write(`bench: ${s}\n`);
-  const ready = await fetch(`${serviceUrl('auth-service')}/health/ready`).catch(() => null);
-  if (ready?.status !== 200) throw new Error('the stack is not running: start it with `bash tools/stack/start.sh`');
+  await requireStack();
   const logs = join(ROOT, 'tmp', 'bench');
 
   step('keys, floors, second instances, 16 organizations');
   const account = await SettingsAccount.signUp();
   const [keyOurs, keyRefresh, keyFloor] = await Promise.all(Array.from({ length: 3 }, () => account.createKey([...ALL_SCOPES])));
   const { second } = await startSecondInstances(logs);
-  const baseline = join(__dirname, 'peers', 'baseline-server.mjs');
-  await startProcess('node', [baseline], {
-    env: { PORT: '4203', MODE: 'token', ...jwtEnv, JWT_KEYS: process.env.JWT_KEYS ?? DEV_JWT_KEYS, FLOOR_CLIENT_ID: keyFloor.clientId, DATABASE_URL: floorDatabaseUrl('auth') },
-    logFile: join(logs, 'floor-token.log'),
-  });
-  await startProcess('node', [baseline], {
-    env: { PORT: '4204', MODE: 'read', ...jwtEnv, DATABASE_URL: floorDatabaseUrl('products'), INVOICES_DATABASE_URL: floorDatabaseUrl('invoices') },
-    logFile: join(logs, 'floor-read.log'),
-  });
+  const floors = await startTokenAndReadFloors(logs, keyFloor);
   const orgs = await createOrganizations(16, (resource) => second[resource]);
   const acrossOrganizations = () => {
     let n = 0;
@@ -72,18 +60,16 @@ async function main(): Promise<void> {
 
   const json = { 'content-type': 'application/json' };
   const tokenPath = '/api/v1/auth/token';
-  const floorToken = (): LoadOptions => ({ url: `http://127.0.0.1:4203${tokenPath}`, method: 'POST', headers: json, body: exchangeBody(keyFloor), seconds });
-  const refreshLoadNow = () => refreshChains(keyRefresh, serviceUrl('auth-service'), { seconds });
-  let refreshLoad = await refreshLoadNow();
+  const floorToken = (): LoadOptions => ({ url: `${floors.token}${tokenPath}`, method: 'POST', headers: json, body: exchangeBody(keyFloor), seconds });
   const pairs: Pair[] = [
     // A/A first: the same floor on both sides, the noise band of this run.
     { name: 'A/A: exchange floor / exchange floor', ours: floorToken, floor: floorToken },
     { name: 'token exchange / exchange floor', ours: () => ({ ...floorToken(), url: serviceUrl('auth-service') + tokenPath, body: exchangeBody(keyOurs) }), floor: floorToken },
-    { name: 'refresh (16 chains) / exchange floor', ours: () => refreshLoad, floor: floorToken },
+    { name: 'refresh (16 chains) / exchange floor', ours: () => refreshChains(keyRefresh, serviceUrl('auth-service'), { seconds }), floor: floorToken },
     ...LIST_ACROSS.map((resource) => ({
       name: `list of 20 ${resource}, 16 organizations / its floor`,
       ours: (): LoadOptions => ({ url: `${second[resource]}/api/v1/${resource}`, method: 'GET', next: acrossOrganizations(), seconds }),
-      floor: (): LoadOptions => ({ url: `http://127.0.0.1:4204/api/v1/${resource}`, method: 'GET', next: acrossOrganizations(), seconds }),
+      floor: (): LoadOptions => ({ url: `${floors.read}/api/v1/${resource}`, method: 'GET', next: acrossOrganizations(), seconds }),
     })),
   ];
 
@@ -92,34 +78,27 @@ async function main(): Promise<void> {
     if (only && !only.some((o) => pair.name.includes(o))) continue;
     step(pair.name);
     // Warm-up of both sides.
-    await load({ ...pair.ours(), seconds: warmup });
-    await load({ ...pair.floor(), seconds: warmup });
+    await load({ ...(await pair.ours()), seconds: warmup });
+    await load({ ...(await pair.floor()), seconds: warmup });
     const ratios: number[] = [];
     const ours: number[] = [];
     const floors: number[] = [];
     let unexpected = 0;
+    const rps = async (side: Pair['ours']) => {
+      const f = await load(await side());
+      unexpected += f.unexpected + f.errors;
+      return f.rps;
+    };
     for (let r = 0; r < rounds; r++) {
-      const runOurs = async () => {
-        // A refresh round starts its chains from fresh tokens.
-        if (pair.name.startsWith('refresh')) refreshLoad = await refreshLoadNow();
-        const f = await load(pair.ours());
-        unexpected += f.unexpected + f.errors;
-        return f.rps;
-      };
-      const runFloor = async () => {
-        const f = await load(pair.floor());
-        unexpected += f.unexpected + f.errors;
-        return f.rps;
-      };
       // ABBA: even rounds ours first, odd rounds the floor first.
       let a: number;
       let b: number;
       if (r % 2 === 0) {
-        a = await runOurs();
-        b = await runFloor();
+        a = await rps(pair.ours);
+        b = await rps(pair.floor);
       } else {
-        b = await runFloor();
-        a = await runOurs();
+        b = await rps(pair.floor);
+        a = await rps(pair.ours);
       }
       ours.push(a);
       floors.push(b);

@@ -120,7 +120,7 @@ export class AccessTokenVerifier {
     }
     const kid = readKid(token);
     const verify = kid === null ? undefined : this.byKid.get(kid);
-    if (!verify) return kid === null ? notAToken(token) : TokenRefusal.of('The access token is malformed or signed with an unknown key.');
+    if (!verify) return kid === null ? notAToken(token) : UNKNOWN_KEY;
     let claims: Record<string, unknown>;
     try {
       claims = verify(token);
@@ -198,6 +198,8 @@ function describe(e: unknown): string {
   return 'The access token is malformed.';
 }
 
+const UNKNOWN_KEY = TokenRefusal.of('The access token is malformed or signed with an unknown key.');
+
 /**
  * A Bearer value that is not a JWT at all. The credentials integrators most often send there by
  * mistake are named, with the way to an access token: the refusal points at the fix. Checked on the
@@ -212,5 +214,5 @@ function notAToken(token: string): TokenRefusal {
   if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
     return TokenRefusal.of('This is a refresh token, not an access token: exchange it at POST /api/v1/auth/token (grant_type=refresh_token) and send the access_token it returns.');
   }
-  return TokenRefusal.of('The access token is malformed or signed with an unknown key.');
+  return UNKNOWN_KEY;
 }
