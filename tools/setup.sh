@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a fresh clone: npm dependencies (exactly the lock file), and from
-# Debian: Chromium for the browser tests, kcat, nginx for the gateway, and with --containers podman and
-# what the containers tier needs.
+# Debian: Chromium for the browser tests, kcat, poppler-utils for the invoice PDF specs, a JDK and
+# Maven for the e-invoice validator, nginx for the gateway, and with --containers podman and what the
+# containers tier needs.
 # Idempotent: skips work that is already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,19 @@ fi
 if ! command -v kcat >/dev/null 2>&1; then
   echo "setup: installing kcat (apt-get) for the end-to-end tests"
   apt_install kcat
+fi
+
+# The invoice PDF specs read their text back with pdftotext and draw pages with pdftoppm.
+if ! command -v pdftotext >/dev/null 2>&1 || ! command -v pdftoppm >/dev/null 2>&1; then
+  echo "setup: installing poppler-utils (apt-get) for the invoice PDF specs"
+  apt_install poppler-utils
+fi
+
+# The e-invoice validator tier compiles a small Java program against the Mustang validator, which
+# Maven fetches (tools/einvoice-validator/validate.sh): a JDK (javac) and Maven.
+if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+  echo "setup: installing a JDK and Maven (apt-get) for the e-invoice validator tier"
+  apt_install default-jdk-headless maven
 fi
 
 # The gateway is nginx (libs/gateway renders its configuration): the local stack, the gateway's

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test tier on a fresh clone, in order of cost: lint, typecheck, build, unit specs,
-# integration tests (real Postgres, Redis, Kafka), end-to-end tests (the built services as
-# processes), the resilience tier (faults and hostile input against those processes) and the
-# containers tier (images, docker-compose.yml, kube play). Installs what the tiers need when it is
-# absent (tools/setup.sh --containers: nginx, Chromium, kcat, podman and its tools, with apt; the
-# containers tier is skipped, saying why, only where they cannot be installed) and brings up the
+# integration tests (real Postgres, Redis, Kafka), the e-invoices through the EN 16931 validator (a
+# JVM tool), end-to-end tests (the built services as processes), the resilience tier (faults and
+# hostile input against those processes) and the containers tier (images, docker-compose.yml, kube
+# play). Installs what the tiers need when it is absent (tools/setup.sh --containers: nginx,
+# Chromium, kcat, poppler-utils, a JDK and Maven, podman and its tools, with apt; the containers
+# tier is skipped, saying why, only where they cannot be installed) and brings up the
 # infrastructure itself. Ends with each failed test's name and message head, then one line:
 # "N passed, N failed".
 set -euo pipefail
@@ -37,6 +38,9 @@ if [ "$status" -eq 0 ]; then
   # linted there (tools/nx-plugin/README.md; about a minute).
   run npx nx run nx-plugin:test-generator --outputStyle=static
   run npx nx run-many -t test-int --parallel=1 --excludeTaskDependencies --outputStyle=static
+  # The invoices' EN 16931 e-invoices (CII and UBL) through the Mustang validator on the JVM
+  # (tools/einvoice-validator; Maven fetches it once; a few minutes on 2 cores).
+  run npx nx run-many -t test-validator --parallel=1 --excludeTaskDependencies --outputStyle=static
   run npx nx run-many -t e2e --parallel=1 --excludeTaskDependencies --outputStyle=static
   # Faults injected into the real processes and the hostile-input corpus (docs/resilience.md);
   # replicated.resilience-spec.ts (items 10-14: a 3-broker Kafka it starts and stops, the Redis

@@ -10,6 +10,12 @@ import { connectionVariables, dependenciesOf, envSpecOf, landedServices, peerVar
 
 const schema = JSON.parse(readFileSync(join(__dirname, 'schemas/compose-spec.json'), 'utf8')) as Record<string, unknown>;
 
+/** The kafka-topics one-shot's script: the file docker-compose.yml mounts into it and runs. */
+function topicScript(topics: { command?: string | string[] }): string {
+  expect(topics.command).toEqual(['/invoicing/kafka-topics.sh']);
+  return readFileSync(join(ROOT, 'deploy/compose/kafka-topics.sh'), 'utf8');
+}
+
 function validator() {
   // The compose schema is draft-07 (the Ajv default); `strict: false` because it uses keywords such
   // as "deprecated" that Ajv's strict mode does not know.
@@ -55,7 +61,7 @@ describe('docker-compose.yml', () => {
 
   it('creates the topics once Kafka is healthy: revocations (6 partitions, at least 2 h), domain events (6, compacted), the audit stream (6, 7 days), webhook endpoints and API key changes (6, 30 days)', () => {
     const topics = compose.services['kafka-topics'];
-    const script = (Array.isArray(topics.command) ? topics.command : [topics.command ?? '']).join('\n');
+    const script = topicScript(topics);
     const created = Object.fromEntries(topicCreations(script).map((t) => [t.topic, t]));
     expect(Object.keys(created).sort()).toEqual([API_KEYS_TOPIC, AUDIT_TOPIC, DOMAIN_TOPIC, REVOCATIONS_TOPIC, WEBHOOK_ENDPOINTS_TOPIC].sort());
     expect(created[AUDIT_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'delete', 'retention.ms': '604800000' } });
@@ -65,13 +71,18 @@ describe('docker-compose.yml', () => {
     expect(Number(created[REVOCATIONS_TOPIC].configs['retention.ms'])).toBeGreaterThanOrEqual(2 * 3600 * 1000);
     expect(created[DOMAIN_TOPIC]).toMatchObject({ partitions: 6, configs: { 'cleanup.policy': 'compact' } });
     expect(script).toMatch(/--if-not-exists/);
+    // Every creation goes through the script's retry (podman's DNS once missed `kafka` between two).
+    const calls = script.split('\n').filter((line) => line.includes('/opt/kafka/bin/kafka-topics.sh'));
+    expect(calls.length).toBe(5);
+    for (const line of calls) expect(line).toMatch(/^retry \/opt\/kafka\/bin\/kafka-topics\.sh /);
+    expect(topics.volumes).toContain('./deploy/compose/kafka-topics.sh:/invoicing/kafka-topics.sh:ro');
     expect(topics.depends_on).toEqual({ kafka: { condition: 'service_healthy' } });
     expect(topics.restart).toBe('no');
   });
 
   it('creates each topic as the AsyncAPI document (/api/v1/asyncapi.json) tells subscribers, and serves its example server', () => {
     const topics = compose.services['kafka-topics'];
-    const script = (Array.isArray(topics.command) ? topics.command : [topics.command ?? '']).join('\n');
+    const script = topicScript(topics);
     const created = Object.fromEntries(topicCreations(script).map((t) => [t.topic, t]));
     for (const stated of topicsOfAsyncApi()) expect(created[stated.topic] && asStated(created[stated.topic], stated)).toEqual(stated);
     // Its "compose" server, localhost:9094: the EXTERNAL listener, published on the host's loopback only.
@@ -117,7 +128,7 @@ describe('docker-compose.yml', () => {
     expect(`:${containerPort}`).toBe(bound.EXTERNAL);
     // The topic job and every service use the inside listener.
     const topics = compose.services['kafka-topics'];
-    const script = (Array.isArray(topics.command) ? topics.command : [topics.command ?? '']).join('\n');
+    const script = topicScript(topics);
     expect(new Set([...script.matchAll(/--bootstrap-server (\S+)/g)].map((m) => m[1]))).toEqual(new Set(['kafka:9092']));
     for (const name of landedServices()) {
       const brokers = environmentOf(compose.services[name]).KAFKA_BROKERS;

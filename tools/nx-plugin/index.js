@@ -17,6 +17,7 @@
  *   lint       R/src: @nx/eslint:lint of R/src
  *   test       R/jest.config.js: @nx/jest:jest
  *   test-int   R/jest.int.config.js: @nx/jest:jest, in band
+ *   test-validator  R/jest.validator.config.js: @nx/jest:jest, in band (a JVM validator's tier)
  *
  * A target that the project.json declares is the project's own: it is not inferred at all (no merge),
  * so a project that builds differently (auth-service's assets, settings-web's page, the SDK bundle)
@@ -82,6 +83,9 @@ function inferTargets(root, workspaceRoot) {
   }
   if (has('jest.int.config.js')) {
     add('test-int', { executor: '@nx/jest:jest', options: { jestConfig: `${root}/jest.int.config.js`, runInBand: true } });
+  }
+  if (has('jest.validator.config.js')) {
+    add('test-validator', { executor: '@nx/jest:jest', options: { jestConfig: `${root}/jest.validator.config.js`, runInBand: true } });
   }
 
   return { ...(declared.sourceRoot || !isDir('src') ? {} : { sourceRoot: `${root}/src` }), targets };

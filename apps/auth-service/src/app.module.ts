@@ -42,6 +42,8 @@ import { ClientAuthThrottle } from './oauth/client-auth-throttle';
 import { FailureThrottle } from './sessions/failure-throttle';
 import { ClientAuthenticator } from './oauth/client-authenticator';
 import { TokenController } from './oauth/token.controller';
+import { OrganizationProfileController } from './organization/organization-profile.controller';
+import { OrganizationProfileService } from './organization/organization-profile.service';
 
 @Module({})
 export class AppModule {
@@ -50,7 +52,16 @@ export class AppModule {
       module: AppModule,
       // The event transport (once, here) serves the Kafka subscriptions: the webhook endpoints' audit.
       imports: [InfrastructureModule.forRoot(config), EventBusModule.forRoot({ brokers: config.KAFKA_BROKERS }), WebhookAuditModule],
-      controllers: [TokenController, AccountController, SettingsController, WebhookSettingsController, AuditController, ApiDocsController, AuthorizationServerMetadataController],
+      controllers: [
+        TokenController,
+        AccountController,
+        SettingsController,
+        WebhookSettingsController,
+        OrganizationProfileController,
+        AuditController,
+        ApiDocsController,
+        AuthorizationServerMetadataController,
+      ],
       providers: [
         ApiKeysService,
         ApiKeyCache,
@@ -85,6 +96,7 @@ export class AppModule {
         WebhookAccessTokens,
         WebhookServiceClient,
         WebhookSettingsProxy,
+        OrganizationProfileService,
       ],
     };
   }

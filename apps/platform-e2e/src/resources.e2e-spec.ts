@@ -20,6 +20,49 @@ async function exchange(key: { client_id: string; client_secret: string }): Prom
   return r.body as unknown as TokenPair;
 }
 
+type Parameter = { name: string; in: string; explode?: boolean; schema: Record<string, unknown> };
+
+/**
+ * The served OpenAPI document (/api/v1/openapi.json), and checks against it: an answer's body
+ * against the schema the document gives for its path, method, status and media type; the query
+ * parameters sent against the operation's declared parameters.
+ */
+async function servedContract() {
+  const doc = await http('GET', `${BASE}/api/v1/openapi.json`);
+  expect(doc.status).toBe(200);
+  // OpenAPI 3.1 schemas are JSON Schema 2020-12; the document is added whole so its internal
+  // $refs (#/components/schemas/...) resolve.
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema({ ...doc.body, $id: 'openapi.json' });
+  const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+  const paths = doc.body.paths as Record<string, Record<string, { parameters?: Parameter[] }>>;
+  const checked: string[] = [];
+  return {
+    checked,
+    expectDeclared(path: string, method: string, r: HttpResult): void {
+      const mediaType = (r.headers.get('content-type') ?? '').split(';')[0];
+      const ref = `openapi.json#/${pointer('paths', path, method, 'responses', String(r.status), 'content', mediaType, 'schema')}`;
+      const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
+      const valid = validate(r.body);
+      expect({ call: `${method.toUpperCase()} ${path} ${r.status}`, errors: valid ? null : validate.errors }).toEqual({ call: `${method.toUpperCase()} ${path} ${r.status}`, errors: null });
+      checked.push(`${method} ${path} ${r.status}`);
+    },
+    /** Each parameter of `query` is declared for the operation, and its value is valid by the declared schema (a list read as `style: form, explode: false` says: split at the commas). */
+    expectParameters(path: string, method: string, query: Record<string, string>): void {
+      const declared = paths[path]?.[method]?.parameters ?? [];
+      for (const [name, text] of Object.entries(query)) {
+        const parameter = declared.find((p) => p.in === 'query' && p.name === name);
+        const type = parameter?.schema.type;
+        const value = type === 'array' && parameter?.explode === false ? text.split(',') : type === 'integer' ? Number(text) : type === 'boolean' ? ({ true: true, false: false } as Record<string, boolean>)[text] ?? text : text;
+        const validate = parameter ? ajv.compile(parameter.schema) : null;
+        const valid = validate ? validate(value) : false;
+        expect({ call: `${method.toUpperCase()} ${path}`, name, declared: !!parameter, errors: valid ? null : validate?.errors }).toEqual({ call: `${method.toUpperCase()} ${path}`, name, declared: true, errors: null });
+      }
+    },
+  };
+}
+
 beforeAll(async () => {
   platform = await startPlatform({ label: 'resources', ports: PORTS });
   BASE = platform.baseUrl;
@@ -128,24 +171,7 @@ describe('the five resources behind one base URL', () => {
   });
 
   it('answers every resource call with a body that the served OpenAPI document declares for it', async () => {
-    const doc = await http('GET', `${BASE}/api/v1/openapi.json`);
-    expect(doc.status).toBe(200);
-    // OpenAPI 3.1 schemas are JSON Schema 2020-12; the document is added whole so its internal
-    // $refs (#/components/schemas/...) resolve, and each response is checked against the schema the
-    // document gives for that path, method, status and media type.
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats(ajv);
-    ajv.addSchema({ ...doc.body, $id: 'openapi.json' });
-    const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
-    const checked: string[] = [];
-    const expectDeclared = (path: string, method: string, r: HttpResult) => {
-      const mediaType = (r.headers.get('content-type') ?? '').split(';')[0];
-      const ref = `openapi.json#/${pointer('paths', path, method, 'responses', String(r.status), 'content', mediaType, 'schema')}`;
-      const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
-      const valid = validate(r.body);
-      expect({ call: `${method.toUpperCase()} ${path} ${r.status}`, errors: valid ? null : validate.errors }).toEqual({ call: `${method.toUpperCase()} ${path} ${r.status}`, errors: null });
-      checked.push(`${method} ${path} ${r.status}`);
-    };
+    const { expectDeclared, checked } = await servedContract();
 
     const { access_token: token } = await exchange(await newKey());
     /** What each create answered, by the resource it was sent to. */
@@ -222,5 +248,184 @@ describe('the five resources behind one base URL', () => {
       statuses.push(r.status, r.headers.get('content-type'));
     }
     expect(statuses).toEqual(Array(5).fill([413, 'application/problem+json; charset=utf-8']).flat());
+  });
+});
+
+describe('list filters for sync (ADR 0041), behind the gateway', () => {
+  /** The newest first: what every list answers. */
+  const newestFirst = (objects: Array<Record<string, unknown>>) => objects.map((o) => String(o.id)).sort().reverse();
+  let contract: Awaited<ReturnType<typeof servedContract>>;
+  let token: string;
+  let stranger: string;
+  /** Four invoices, oldest first: [open, paid, partially_paid without a due date, open]. */
+  let invoices: Array<Record<string, unknown>>;
+  let strangerInvoice: Record<string, unknown>;
+  /** The first object this organization created of each resource. */
+  const first = new Map<Resource, Record<string, unknown>>();
+
+  /** One page of `resource`, its answer and the parameters sent checked against the served document. */
+  async function page(resource: Resource, query: Record<string, string>, as = token): Promise<HttpResult> {
+    const r = await http('GET', `${BASE}/api/v1/${resource}?${new URLSearchParams(query).toString()}`, { token: as });
+    contract.expectDeclared(`/api/v1/${resource}`, 'get', r);
+    if (r.status === 200) contract.expectParameters(`/api/v1/${resource}`, 'get', query);
+    return r;
+  }
+
+  /** The ids of every page of the list, walked with starting_after while has_more; the same filters on each page. */
+  async function ids(resource: Resource, query: Record<string, string>, as = token): Promise<string[]> {
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 20; pages++) {
+      const r = await page(resource, after ? { ...query, starting_after: after } : query, as);
+      expect({ query, status: r.status }).toEqual({ query, status: 200 });
+      const data = r.body.data as Array<{ id: string }>;
+      seen.push(...data.map((o) => o.id));
+      if (!r.body.has_more) return seen;
+      after = data[data.length - 1].id;
+    }
+    throw new Error('more than 20 pages');
+  }
+
+  const idsOf = (...objects: Array<Record<string, unknown>>) => newestFirst(objects);
+
+  async function created(resource: Resource, body: Record<string, unknown>, as = token): Promise<Record<string, unknown>> {
+    const r = await http('POST', `${BASE}/api/v1/${resource}`, { token: as, body });
+    expect({ resource, status: r.status }).toEqual({ resource, status: 201 });
+    contract.expectDeclared(`/api/v1/${resource}`, 'post', r);
+    if (!first.has(resource) && as === token) first.set(resource, r.body);
+    return r.body;
+  }
+
+  /** `2026-01-01T00:00:00.123Z` written with another offset: the same instant. */
+  function withOffset(at: string, minutes: number): string {
+    const local = new Date(Date.parse(at) + minutes * 60_000).toISOString().slice(0, -1);
+    const sign = minutes < 0 ? '-' : '+';
+    const abs = Math.abs(minutes);
+    return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  }
+
+  beforeAll(async () => {
+    contract = await servedContract();
+    token = (await exchange(await newKey())).access_token;
+    stranger = (await exchange(await newKey())).access_token;
+    const client = await created('clients', { name: 'Sync GmbH', currency: 'EUR' });
+    await created('products', { name: 'Hour', unit_price: 1000, currency: 'EUR' });
+    await created('expenses', { description: 'Taxi', amount: 2300, currency: 'EUR', incurred_on: '2026-01-05' });
+    const invoice = (issue: string, due: string | undefined, as = token, clientId = client.id) =>
+      created('invoices', { client_id: clientId, currency: 'EUR', issue_date: issue, ...(due ? { due_date: due } : {}), line_items: [{ description: 'Work', quantity: 1, unit_price: 1000 }] }, as);
+    invoices = [];
+    invoices.push(await invoice('2026-01-10', '2026-01-20'));
+    invoices.push(await invoice('2026-01-15', '2026-02-15'));
+    // Another organization's invoice, created between two of ours with the same dates: never listed to us.
+    const strangerClient = await created('clients', { name: 'Elsewhere Ltd' }, stranger);
+    strangerInvoice = await invoice('2026-01-15', '2026-02-15', stranger, strangerClient.id);
+    invoices.push(await invoice('2026-02-01', undefined));
+    invoices.push(await invoice('2026-02-10', '2026-03-01'));
+    await created('payments', { invoice_id: invoices[1].id, amount: 1000, currency: 'EUR', method: 'card' });
+    await created('payments', { invoice_id: invoices[2].id, amount: 400, currency: 'EUR', method: 'card' });
+    await created('payments', { invoice_id: strangerInvoice.id, amount: 1000, currency: 'EUR' }, stranger);
+    // Payments show on their invoices within a second.
+    const settled = Date.now();
+    for (;;) {
+      const statuses = await Promise.all([invoices[1].id, invoices[2].id].map(async (id) => (await http('GET', `${BASE}/api/v1/invoices/${String(id)}`, { token })).body.status));
+      if (statuses[0] === 'paid' && statuses[1] === 'partially_paid') break;
+      if (Date.now() - settled > 5000) throw new Error(`payments not applied: ${statuses.join(', ')}`);
+      await sleep(20);
+    }
+    // Distinct creation instants, in creation order: the boundaries below depend on it.
+    const instants = invoices.map((i) => Date.parse(String(i.created_at)));
+    expect(instants).toEqual([...new Set(instants)].sort((a, b) => a - b));
+  });
+
+  it('includes the boundary object with created[gte] and created[lte], excludes it with created[gt] and created[lt], on every list', async () => {
+    const [a, b, c, d] = invoices;
+    const at = String(b.created_at);
+    expect(await ids('invoices', { 'created[gte]': at })).toEqual(idsOf(b, c, d));
+    expect(await ids('invoices', { 'created[gt]': at })).toEqual(idsOf(c, d));
+    expect(await ids('invoices', { 'created[lte]': at })).toEqual(idsOf(a, b));
+    expect(await ids('invoices', { 'created[lt]': at })).toEqual(idsOf(a));
+    // The same instant with another offset, and a window of both bounds.
+    expect(await ids('invoices', { 'created[gte]': withOffset(at, 60) })).toEqual(idsOf(b, c, d));
+    expect(await ids('invoices', { 'created[lt]': withOffset(at, -330) })).toEqual(idsOf(a));
+    expect(await ids('invoices', { 'created[gt]': String(a.created_at), 'created[lt]': String(d.created_at) })).toEqual(idsOf(b, c));
+    // A bound finer than a millisecond: one microsecond after b's created_at excludes b, one before includes it.
+    expect(await ids('invoices', { 'created[gte]': at.replace('Z', '001Z') })).toEqual(idsOf(c, d));
+    expect(await ids('invoices', { 'created[lte]': at.replace('Z', '001Z') })).toEqual(idsOf(a, b));
+    for (const resource of RESOURCES) {
+      const object = first.get(resource);
+      expect({ resource, created: object !== undefined }).toEqual({ resource, created: true });
+      if (!object) continue;
+      const when = String(object.created_at);
+      for (const [op, included] of [['gte', true], ['gt', false], ['lte', true], ['lt', false]] as const) {
+        const listed = (await ids(resource, { [`created[${op}]`]: when })).includes(String(object.id));
+        expect({ resource, op, listed }).toEqual({ resource, op, listed: included });
+      }
+    }
+  });
+
+  it('bounds issue_date and due_date, inclusive with gte and lte, exclusive with gt and lt', async () => {
+    const [a, b, c, d] = invoices;
+    expect(await ids('invoices', { 'issue_date[gte]': '2026-01-15' })).toEqual(idsOf(b, c, d));
+    expect(await ids('invoices', { 'issue_date[gt]': '2026-01-15' })).toEqual(idsOf(c, d));
+    expect(await ids('invoices', { 'issue_date[lte]': '2026-02-01' })).toEqual(idsOf(a, b, c));
+    expect(await ids('invoices', { 'issue_date[lt]': '2026-02-01' })).toEqual(idsOf(a, b));
+    expect(await ids('invoices', { 'issue_date[gte]': '2026-01-11', 'issue_date[lt]': '2026-02-10' })).toEqual(idsOf(b, c));
+    // c has no due date: no due_date bound matches it.
+    expect(await ids('invoices', { 'due_date[gte]': '2026-02-15' })).toEqual(idsOf(b, d));
+    expect(await ids('invoices', { 'due_date[gt]': '2026-02-15' })).toEqual(idsOf(d));
+    expect(await ids('invoices', { 'due_date[lte]': '2026-01-20' })).toEqual(idsOf(a));
+    expect(await ids('invoices', { 'due_date[lt]': '2026-01-20' })).toEqual([]);
+    expect(await ids('invoices', { 'due_date[lte]': '2099-12-31' })).toEqual(idsOf(a, b, d));
+  });
+
+  it('takes several statuses comma-separated, and unpaid for amount_due > 0 (or = 0)', async () => {
+    const [a, b, c, d] = invoices;
+    expect(await ids('invoices', { status: 'open,paid' })).toEqual(idsOf(a, b, d));
+    expect(await ids('invoices', { status: 'partially_paid' })).toEqual(idsOf(c));
+    expect(await ids('invoices', { status: 'paid,partially_paid,open' })).toEqual(idsOf(a, b, c, d));
+    expect(await ids('invoices', { unpaid: 'true' })).toEqual(idsOf(a, c, d));
+    expect(await ids('invoices', { unpaid: 'false' })).toEqual(idsOf(b));
+    const unpaid = (await page('invoices', { unpaid: 'true' })).body.data as Array<{ amount_due: number }>;
+    expect(unpaid.every((i) => i.amount_due > 0)).toBe(true);
+  });
+
+  it('ANDs filters together and keeps them across pages of one object each', async () => {
+    const [a, , c, d] = invoices;
+    expect(await ids('invoices', { unpaid: 'true', limit: '1' })).toEqual(idsOf(a, c, d));
+    expect(await ids('invoices', { status: 'open', 'issue_date[gte]': '2026-01-01', 'created[lte]': String(d.created_at), limit: '1' })).toEqual(idsOf(a, d));
+    expect(await ids('invoices', { status: 'open,paid', unpaid: 'true', 'due_date[gte]': '2026-02-01' })).toEqual(idsOf(d));
+    const firstPage = await page('invoices', { unpaid: 'true', limit: '2' });
+    expect({ ids: (firstPage.body.data as Array<{ id: string }>).map((i) => i.id), has_more: firstPage.body.has_more }).toEqual({ ids: idsOf(c, d), has_more: true });
+  });
+
+  it("never matches another organization's objects, and lists that organization its own", async () => {
+    const everything = { 'created[gte]': String(invoices[0].created_at), status: 'open,partially_paid,paid', 'issue_date[gte]': '2026-01-01' };
+    expect(await ids('invoices', everything)).toEqual(idsOf(...invoices));
+    expect(await ids('invoices', { ...everything, unpaid: 'false' })).not.toContain(String(strangerInvoice.id));
+    expect(await ids('invoices', everything, stranger)).toEqual([String(strangerInvoice.id)]);
+    expect(await ids('invoices', { ...everything, 'created[lte]': String(invoices[3].created_at) }, stranger)).toEqual([String(strangerInvoice.id)]);
+  });
+
+  it('refuses a malformed or unknown filter with 400 naming the parameter', async () => {
+    const refused = async (resource: Resource, query: string, name: string) => {
+      const r = await http('GET', `${BASE}/api/v1/${resource}?${query}`, { token });
+      contract.expectDeclared(`/api/v1/${resource}`, 'get', r);
+      expect({ query, status: r.status, names: String(r.body.detail).includes(name) }).toEqual({ query, status: 400, names: true });
+      return r;
+    };
+    const date = await refused('invoices', 'created%5Bgte%5D=2026-01-01', 'created[gte]');
+    expect(date.body.errors).toEqual([expect.objectContaining({ field: 'created[gte]', code: 'invalid_value' })]);
+    // An offset's + sent unescaped is a space to the server: refused, and the answer says to write %2B.
+    expect(String((await refused('invoices', 'created[lt]=2026-01-01T01:00:00+01:00', 'created[lt]')).body.detail)).toContain('%2B');
+    await refused('payments', 'created[gt]=2026-01-01T00:00:00', 'created[gt]');
+    await refused('clients', 'created[lte]=2026-02-30T00:00:00Z', 'created[lte]');
+    await refused('invoices', 'issue_date[gte]=2026-02-30', 'issue_date[gte]');
+    await refused('invoices', 'due_date[lt]=2026-01-01T00:00:00Z', 'due_date[lt]');
+    await refused('invoices', 'status=open,closed', 'status');
+    await refused('invoices', 'status=open,paid,open,paid', 'status');
+    await refused('invoices', 'unpaid=yes', 'unpaid');
+    await refused('invoices', 'created[eq]=2026-01-01T00:00:00Z', 'created[eq]');
+    await refused('clients', 'issue_date[gte]=2026-01-01', 'issue_date[gte]');
+    await refused('invoices', 'created[gte]=2026-01-01T00:00:00Z&created[gte]=2026-01-02T00:00:00Z', 'created[gte]');
   });
 });

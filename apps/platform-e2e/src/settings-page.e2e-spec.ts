@@ -706,4 +706,141 @@ describe('the settings page, in a browser, through the gateway', () => {
       expect({ call, errors: validate(a.body) ? null : validate.errors }).toEqual({ call, errors: null });
     }
   });
+
+  it('keeps the organization\'s details: saves every field as the server normalizes it, refuses a wrong IBAN beside its field, clears a field, by keyboard too, and fits 375 px', async () => {
+    // An organization of its own: its profile starts empty.
+    await page.goto(`${BASE}/settings`);
+    const landed = page.getByRole('heading', { level: 1 }).filter({ hasText: /^(Account|Log in)$/ });
+    await landed.waitFor();
+    if ((await landed.innerText()) === 'Account') {
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await heading('Log in').waitFor();
+    }
+    await signUp('Organization Profile Ltd');
+
+    /** The profile as `GET /api/v1/settings/organization` answers it, read with the page's own session. */
+    type Profile = { iban: string | null; vat_id: string | null; version: number; updated_at: string | null } & Record<string, unknown>;
+    const profileNow = (): Promise<Profile> => page.evaluate(async () => (await (await fetch('/api/v1/settings/organization', { cache: 'no-store' })).json()) as Profile);
+    const panel = page.locator('#panel-organization');
+    const form = page.locator('#organization-form');
+    const field = (label: string): Locator => panel.getByRole('textbox', { name: label, exact: true });
+    const savedStatus = page.locator('#organization-saved');
+    const typed: Record<string, string> = {
+      'Legal name': 'Organization Profile GmbH',
+      'Address line 1': 'Hauptstraße 1',
+      'Address line 2': 'Hinterhaus',
+      'Postal code': '10115',
+      City: 'Berlin',
+      Country: 'DE',
+      'VAT ID': 'DE123456789',
+      'Billing email': 'billing@profile.example',
+      IBAN: 'de89 3704 0044 0532 0130 00',
+      BIC: 'COBADEFFXXX',
+      'Payment terms': 'Payable within 30 days.\nBank transfer only.',
+    };
+    const stored = { ...typed, IBAN: 'DE89370400440532013000' };
+    /** Every field's value, by label. */
+    const shown = async (): Promise<Record<string, string>> => {
+      const values: Record<string, string> = {};
+      for (const label of Object.keys(typed)) values[label] = await field(label).inputValue();
+      return values;
+    };
+
+    // Settings → Organization: focus on its heading, then the form, every field empty.
+    await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Organization', exact: true }).click();
+    await heading('Organization').waitFor();
+    await waitForFocus('organization-title');
+    expect(page.url()).toBe(`${BASE}/settings/organization`);
+    await form.waitFor();
+    expect(await shown()).toEqual(Object.fromEntries(Object.keys(typed).map((label) => [label, ''])));
+    expect((await profileNow()).version).toBe(0);
+
+    // Every field filled, the IBAN with spaces and in lower case; the server's form comes back.
+    for (const [label, value] of Object.entries(typed)) await field(label).fill(value);
+    await panel.getByRole('button', { name: 'Save', exact: true }).click();
+    await savedStatus.getByText('Saved', { exact: true }).waitFor();
+    expect(await savedStatus.getAttribute('role')).toBe('status');
+    expect(await shown()).toEqual(stored);
+    expect(await page.locator('#organization-iban-saved').innerText()).toContain('DE89 3704 0044 0532 0130 00');
+    const first = await profileNow();
+    expect(first).toMatchObject({
+      object: 'organization_profile',
+      legal_name: 'Organization Profile GmbH',
+      address: { line1: 'Hauptstraße 1', line2: 'Hinterhaus', city: 'Berlin', postal_code: '10115', region: null, country: 'DE' },
+      vat_id: 'DE123456789',
+      email: 'billing@profile.example',
+      iban: 'DE89370400440532013000',
+      bic: 'COBADEFFXXX',
+      payment_terms: 'Payable within 30 days.\nBank transfer only.',
+      version: 1,
+    });
+
+    // A reload shows what was kept.
+    await page.reload();
+    await heading('Organization').waitFor();
+    await form.waitFor();
+    expect(await shown()).toEqual(stored);
+
+    // A wrong check digit: the server's message beside the IBAN, wired for screen readers, focus on
+    // it, what was typed kept; and nothing changed, the other fields included.
+    await field('Legal name').fill('Renamed GmbH');
+    await field('IBAN').fill('DE88 3704 0044 0532 0130 00');
+    await panel.getByRole('button', { name: 'Save', exact: true }).click();
+    const ibanError = page.locator('#organization-iban-error');
+    await ibanError.getByText('check digits', { exact: false }).waitFor();
+    expect(await ibanError.innerText()).toMatch(/^IBAN /);
+    const iban = field('IBAN');
+    expect(await iban.getAttribute('aria-invalid')).toBe('true');
+    expect((await iban.getAttribute('aria-describedby'))?.split(' ')).toContain('organization-iban-error');
+    await waitForFocus('organization-iban');
+    expect(await iban.inputValue()).toBe('DE88 3704 0044 0532 0130 00');
+    expect(await field('Legal name').inputValue()).toBe('Renamed GmbH');
+    expect(await savedStatus.innerText()).toBe('');
+    expect(await profileNow()).toEqual(first);
+
+    // With the keyboard alone, from a fresh page: the navigation, the VAT ID emptied, Save.
+    await page.goto(`${BASE}/settings`);
+    await heading('Account').waitFor();
+    await tabTo('the Organization link', () => document.activeElement?.getAttribute('data-nav') === 'organization');
+    await page.keyboard.press('Enter');
+    await waitForFocus('organization-title');
+    await form.waitFor();
+    expect(await shown()).toEqual(stored);
+    await tabTo('the VAT ID field', () => document.activeElement?.id === 'organization-vat-id', 12);
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Backspace');
+    await tabTo('the Save button', () => document.activeElement instanceof HTMLButtonElement && document.activeElement.type === 'submit', 8);
+    const outline = await page.evaluate(() => {
+      const style = getComputedStyle(document.activeElement as Element);
+      return { style: style.outlineStyle, width: parseFloat(style.outlineWidth) };
+    });
+    expect(outline.style).not.toBe('none');
+    expect(outline.width).toBeGreaterThanOrEqual(2);
+    await page.keyboard.press('Enter');
+    await savedStatus.getByText('Saved', { exact: true }).waitFor();
+    // Focus stays on Save rather than falling back to the top of the page.
+    expect(await page.evaluate(() => document.activeElement instanceof HTMLButtonElement && document.activeElement.type === 'submit')).toBe(true);
+    expect(await field('VAT ID').inputValue()).toBe('');
+    const second = await profileNow();
+    expect(second.vat_id).toBeNull();
+    expect(second.version).toBe(2);
+    expect({ ...second, vat_id: first.vat_id, version: first.version, updated_at: first.updated_at }).toEqual(first);
+
+    // A phone: the panel, and the panel with a field error, without sideways scrolling.
+    await page.setViewportSize({ width: 375, height: 812 });
+    try {
+      await page.reload();
+      await heading('Organization').waitFor();
+      await form.waitFor();
+      await expectNoHorizontalScroll();
+      await field('IBAN').fill('DE88 3704 0044 0532 0130 00');
+      await panel.getByRole('button', { name: 'Save', exact: true }).click();
+      await ibanError.getByText('check digits', { exact: false }).waitFor();
+      await expectNoHorizontalScroll();
+      await page.screenshot({ path: join(SCREENSHOTS, 'organization-phone.png'), fullPage: true });
+      expect(await profileNow()).toEqual(second);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
 });

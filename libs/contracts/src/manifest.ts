@@ -1,7 +1,8 @@
 import { CLIENT_SCHEMA, CREATE_CLIENT_SCHEMA } from './api/clients.schema';
-import { idOf } from './api/common.schema';
+import { DATE, idOf } from './api/common.schema';
 import { CREATE_EXPENSE_SCHEMA, EXPENSE_SCHEMA } from './api/expenses.schema';
 import { CREATE_INVOICE_SCHEMA, INVOICE_SCHEMA, INVOICE_STATUSES } from './api/invoices.schema';
+import { DATE_TIME, flag, range, someOf } from './api/list-filter.schema';
 import { CREATE_PAYMENT_SCHEMA, PAYMENT_SCHEMA } from './api/payments.schema';
 import { CREATE_PRODUCT_SCHEMA, PRODUCT_SCHEMA } from './api/products.schema';
 
@@ -22,7 +23,11 @@ export interface ResourceManifestEntry {
   createSchema: { $id: string } & Record<string, unknown>;
   /** JSON Schema of the object as the API returns it (and as its domain event carries it). */
   objectSchema: { $id: string } & Record<string, unknown>;
-  /** List filters (query parameter → JSON Schema of its value); the service implements each. */
+  /**
+   * List filters (query parameter → JSON Schema of its value; list-filter.schema.ts), ANDed with each
+   * other, the organization and the cursor. Every resource has the `created` range; the service
+   * implements each, and refuses to start when its filters differ from these.
+   */
   filters: Record<string, Record<string, unknown>>;
   /** Kinds of other resources its objects reference (kept in its read model from their events). */
   references: readonly string[];
@@ -46,7 +51,14 @@ export const RESOURCE_MANIFEST = {
     port: 3002,
     createSchema: CREATE_INVOICE_SCHEMA,
     objectSchema: INVOICE_SCHEMA,
-    filters: { client_id: idOf('cli'), status: { enum: INVOICE_STATUSES } },
+    filters: {
+      ...range('created', DATE_TIME, 'created_at'),
+      client_id: idOf('cli'),
+      status: someOf(INVOICE_STATUSES, 'status'),
+      unpaid: flag('true: only invoices with amount_due > 0 (open or partially paid); false: only those with amount_due = 0 (paid, or overpaid).'),
+      ...range('issue_date', DATE),
+      ...range('due_date', { ...DATE, description: `${DATE.description} An invoice without a due_date matches no due_date bound.` }),
+    },
     references: ['client', 'product'],
     sample: {
       create: { client_id: 'cli_...', currency: 'EUR', line_items: [{ description: 'Consulting', quantity: 1, unit_price: 50000 }] },
@@ -60,7 +72,7 @@ export const RESOURCE_MANIFEST = {
     port: 3003,
     createSchema: CREATE_CLIENT_SCHEMA,
     objectSchema: CLIENT_SCHEMA,
-    filters: {},
+    filters: { ...range('created', DATE_TIME, 'created_at') },
     references: [],
     sample: { create: { name: 'Acme GmbH', email: 'billing@acme.example', currency: 'EUR' }, listQuery: {}, shown: 'name' },
   },
@@ -70,7 +82,7 @@ export const RESOURCE_MANIFEST = {
     port: 3004,
     createSchema: CREATE_PAYMENT_SCHEMA,
     objectSchema: PAYMENT_SCHEMA,
-    filters: { invoice_id: idOf('inv') },
+    filters: { ...range('created', DATE_TIME, 'created_at'), invoice_id: idOf('inv') },
     references: ['invoice'],
     sample: {
       create: { invoice_id: 'inv_...', amount: 50000, currency: 'EUR', method: 'bank_transfer' },
@@ -84,7 +96,7 @@ export const RESOURCE_MANIFEST = {
     port: 3005,
     createSchema: CREATE_PRODUCT_SCHEMA,
     objectSchema: PRODUCT_SCHEMA,
-    filters: {},
+    filters: { ...range('created', DATE_TIME, 'created_at') },
     references: [],
     sample: {
       create: { name: 'Consulting hour', sku: 'CONS-1H', unit_price: 12000, currency: 'EUR', tax_rate_bps: 1900 },
@@ -98,7 +110,7 @@ export const RESOURCE_MANIFEST = {
     port: 3006,
     createSchema: CREATE_EXPENSE_SCHEMA,
     objectSchema: EXPENSE_SCHEMA,
-    filters: {},
+    filters: { ...range('created', DATE_TIME, 'created_at') },
     references: [],
     sample: {
       create: { description: 'Train ticket', amount: 8900, currency: 'EUR', category: 'travel', incurred_on: '2025-01-15' },

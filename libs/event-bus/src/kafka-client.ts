@@ -139,7 +139,7 @@ export function subscriptionConsumer(
   subscription: Subscription,
   relaunch: () => Promise<void>,
 ): Consumer {
-  const consumer = kafka.consumer({
+  const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     maxWaitTimeInMs: options.maxWaitTimeInMs,
     // The broker answers a fetch once it holds this much, or after maxWaitTimeInMs (default: at once).
@@ -147,6 +147,15 @@ export function subscriptionConsumer(
     sessionTimeout: 10000,
     heartbeatInterval: 1000,
     allowAutoTopicCreation: false,
+    retry: {
+      // kafkajs' default for consumers.
+      retries: 5,
+      // kafkajs restarts a crashed consumer even after it was disconnected (a replaced consumer whose
+      // connection closed mid-request: "write after end"). Such a zombie joins its old group again
+      // and takes half of the partitions from the consumer that replaced it, whose view then never
+      // catches up (seen in the three-broker trial). Only the subscription's current consumer restarts.
+      restartOnFailure: async () => subscription.isCurrent(consumer) && !subscription.isStopped(),
+    },
   });
   relaunchAfterFatalCrash(consumer, subscription, async () => {
     await consumer.disconnect().catch(() => undefined);

@@ -39,6 +39,8 @@ describe(KafkaReplayingSubscriber.name, () => {
       groupId: `event-bus-int-${randomUUID()}`,
       replayWindowMs: 3600_000,
       maxWaitTimeInMs: 100,
+      // A checkpoint (the end offsets asked of the broker) every 250 ms: the freshness asserted below.
+      checkpointIntervalMs: 250,
       handle: (m) => {
         received.push(m);
       },
@@ -57,8 +59,8 @@ describe(KafkaReplayingSubscriber.name, () => {
     while (!received.some((m) => m.value?.toString() === 'live-1') && Date.now() < liveDeadline) await new Promise((r) => setTimeout(r, 20));
     expect(received.map((m) => m.value?.toString())).toContain('live-1');
 
-    // Idle, a healthy consumer still completes a fetch about every maxWaitTimeInMs (kafkajs' FETCH
-    // event fires for empty fetches too): how fresh the view is keeps up with the clock (ADR 0017).
+    // Idle, a healthy consumer completes a fetch about every maxWaitTimeInMs, each prompting a
+    // checkpoint once per interval: how fresh the view is keeps up with the clock (ADR 0017).
     const before = subscriber.upToDateAt ?? 0;
     await new Promise((r) => setTimeout(r, 1500));
     expect(subscriber.upToDateAt ?? 0).toBeGreaterThan(before + 1000);
@@ -74,6 +76,7 @@ describe(KafkaReplayingSubscriber.name, () => {
       // Long enough that each relaunch replays the poison message again.
       replayWindowMs: 600_000,
       maxWaitTimeInMs: 100,
+      checkpointIntervalMs: 250,
       handle: (m) => {
         if (m.value?.toString() === 'poison' && failing) throw new Error('cannot apply it yet');
         if (m.value?.toString() === 'poison') applied = true;
@@ -88,7 +91,7 @@ describe(KafkaReplayingSubscriber.name, () => {
     await until(() => subscriber.caughtUp && Date.now() - (subscriber.upToDateAt ?? 0) < 500, 15000);
     await new KafkaEventPublisher(kafka).publish(topic, [{ key: 'poison', value: 'poison' }]);
     // kafkajs gives up on the consumer at the first failure (not retriable), the relaunch reads up to
-    // the poison message again, fails again: its fetches no longer count, the view grows stale.
+    // the poison message again, fails again: it never reaches a checkpoint, the view grows stale.
     await new Promise((r) => setTimeout(r, 4000));
     expect(Date.now() - (subscriber.upToDateAt ?? 0)).toBeGreaterThan(3000);
     failing = false;

@@ -1,7 +1,7 @@
 import type { Kafka } from 'kafkajs';
 import { KafkaGroupSubscriber } from './group-subscriber';
 import { CONSUMER_RELAUNCH_DELAY_MS } from './kafka-client';
-import { KafkaReplayingSubscriber } from './replaying-subscriber';
+import { DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_STUCK_AFTER_MS, KafkaReplayingSubscriber } from './replaying-subscriber';
 import { fakeKafka } from './testing/fake-kafka';
 
 beforeEach(() => jest.useFakeTimers());
@@ -49,8 +49,8 @@ describe(`${KafkaReplayingSubscriber.name}: upToDateAt (how fresh its view of th
   const subscriber = (kafka: Kafka) =>
     new KafkaReplayingSubscriber(kafka, { topic: 't', groupId: 'g', replayWindowMs: 60000, maxWaitTimeInMs: 100, handle: () => undefined });
 
-  it('is null until the replay has caught up, then moves with every completed fetch, an empty one included', async () => {
-    const { kafka, consumers } = fakeKafka();
+  it('is null until the replay has caught up, then moves with each checkpoint (the end offsets asked of the brokers) the consumer has read up to', async () => {
+    const { kafka, consumers, end, unreachable } = fakeKafka();
     const s = subscriber(kafka);
     await s.start();
     consumers[0].fetched();
@@ -62,15 +62,92 @@ describe(`${KafkaReplayingSubscriber.name}: upToDateAt (how fresh its view of th
     const caughtUpAt = Date.now();
     expect(s.upToDateAt).toBe(caughtUpAt);
 
-    // The broker is cut off: no fetch completes, and the time stands still.
-    await jest.advanceTimersByTimeAsync(5000);
-    expect(s.upToDateAt).toBe(caughtUpAt);
+    // Idle and healthy: each checkpoint finds the partition where the consumer is.
+    await jest.advanceTimersByTimeAsync(DEFAULT_CHECKPOINT_INTERVAL_MS);
+    expect(s.upToDateAt).toBe(caughtUpAt + DEFAULT_CHECKPOINT_INTERVAL_MS);
 
+    // The brokers are cut off: no checkpoint is answered, and the time stands still.
+    unreachable.value = true;
+    await jest.advanceTimersByTimeAsync(5 * DEFAULT_CHECKPOINT_INTERVAL_MS);
+    expect(s.upToDateAt).toBe(caughtUpAt + DEFAULT_CHECKPOINT_INTERVAL_MS);
+
+    // Back, with two messages the consumer has not read: fetches complete, the view does not move
+    // until it has handled both.
+    unreachable.value = false;
+    end.value = 12;
+    await jest.advanceTimersByTimeAsync(DEFAULT_CHECKPOINT_INTERVAL_MS);
+    const askedAt = Date.now();
     consumers[0].fetched();
-    expect(s.upToDateAt).toBe(caughtUpAt + 5000);
-    await jest.advanceTimersByTimeAsync(100);
     await consumers[0].deliver(10);
-    expect(s.upToDateAt).toBe(caughtUpAt + 5100);
+    expect(s.upToDateAt).toBe(caughtUpAt + DEFAULT_CHECKPOINT_INTERVAL_MS);
+    await jest.advanceTimersByTimeAsync(100);
+    await consumers[0].deliver(11);
+    expect(s.upToDateAt).toBe(askedAt);
+    await s.stop();
+  });
+
+  it('does not count completed fetches while the consumer is behind the end offsets the brokers answered', async () => {
+    const { kafka, consumers, end } = fakeKafka();
+    const s = subscriber(kafka);
+    await s.start();
+    await consumers[0].deliver(7, 8, 9);
+    const before = s.upToDateAt;
+    end.value = 11;
+    for (let i = 0; i < 20; i++) {
+      await jest.advanceTimersByTimeAsync(100);
+      consumers[0].fetched();
+    }
+    expect(s.upToDateAt).toBe(before);
+    await s.stop();
+  });
+
+  it('replaces a consumer that stays behind an answered checkpoint for stuckAfterMs, from the replay window', async () => {
+    const { kafka, consumers, end } = fakeKafka();
+    const stuck: unknown[] = [];
+    const s = new KafkaReplayingSubscriber(kafka, {
+      topic: 't',
+      groupId: 'g',
+      replayWindowMs: 60000,
+      maxWaitTimeInMs: 100,
+      handle: () => undefined,
+      onStuck: (what) => stuck.push(what),
+    });
+    await s.start();
+    await consumers[0].deliver(7, 8, 9);
+    const before = s.upToDateAt;
+    // A revocation at offset 10 that the consumer never reads, while the brokers answer.
+    end.value = 11;
+    await jest.advanceTimersByTimeAsync(DEFAULT_STUCK_AFTER_MS);
+    expect(consumers).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(2 * DEFAULT_CHECKPOINT_INTERVAL_MS);
+    expect(consumers).toHaveLength(2);
+    expect(consumers[0].connected).toBe(false);
+    expect(consumers[1].seeks).toEqual([{ topic: 't', partition: 0, offset: '7' }]);
+    expect([consumers[0].groupId, consumers[1].groupId]).toEqual(['g', 'g.1']);
+    expect(stuck).toEqual([{ behind: [{ partition: 0, position: '10', end: '11' }], sinceMs: expect.any(Number) }]);
+    expect(s.upToDateAt).toBe(before);
+    // Were kafkajs to restart the replaced consumer after a crash, it would join the group again and
+    // take partitions from its successor: only the current consumer may restart.
+    const error = new Error('Connection error: write after end');
+    expect(await consumers[0].options.retry?.restartOnFailure?.(error)).toBe(false);
+    expect(await consumers[1].options.retry?.restartOnFailure?.(error)).toBe(true);
+
+    // The new consumer reads it: up to date again at its catch-up.
+    await consumers[1].deliver(7, 8, 9, 10);
+    expect(s.upToDateAt).toBe(Date.now());
+    await s.stop();
+  });
+
+  it('gives a consumer still replaying 30 s after its launch before it is judged stuck', async () => {
+    const { kafka, consumers } = fakeKafka();
+    const s = subscriber(kafka);
+    await s.start();
+    // It was positioned at 7 with the partition ending at 10, and delivers nothing.
+    await jest.advanceTimersByTimeAsync(29_000);
+    expect(consumers).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(consumers).toHaveLength(2);
+    expect(consumers[1].seeks).toEqual([{ topic: 't', partition: 0, offset: '7' }]);
     await s.stop();
   });
 
@@ -98,13 +175,13 @@ describe(`${KafkaReplayingSubscriber.name}: upToDateAt (how fresh its view of th
     expect(consumers).toHaveLength(2);
     consumers[0].fetched(); // the old consumer no longer counts
     consumers[1].fetched(); // the new one replays from offset 7 and has not reached 12 yet
+    await consumers[0].deliver(10, 11);
     await consumers[1].deliver(7, 8, 9, 10);
     expect(s.upToDateAt).toBe(before);
 
     await consumers[1].deliver(11);
     expect(s.upToDateAt).toBe(Date.now());
-    await jest.advanceTimersByTimeAsync(100);
-    consumers[1].fetched();
+    await jest.advanceTimersByTimeAsync(DEFAULT_CHECKPOINT_INTERVAL_MS);
     expect(s.upToDateAt).toBe(Date.now());
     await s.stop();
   });

@@ -8,6 +8,7 @@ export * from './idempotency/send-created';
 export * from './events/domain-events.consumer';
 export * from './references/known-objects';
 export * from './resources/resource-definition';
+export * from './resources/list-filter';
 export * from './resources/define-resource';
 export * from './resources/build-row';
 export * from './resources/resource.service';

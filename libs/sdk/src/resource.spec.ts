@@ -133,6 +133,23 @@ describe('Resource', () => {
     ]);
   });
 
+  it('sends the filters as the document names them: bracket operators as they are, a list comma-separated, + of an offset escaped', async () => {
+    const { api, server } = testClient();
+    const all = Array.from({ length: 3 }, (_, i) => invoice(20 - i));
+    server.on('GET', INVOICES, pagedRoute(all, [2, 2]));
+
+    const seen: string[] = [];
+    for await (const inv of api.invoices.list({ 'created[gte]': '2030-01-01T01:00:00+01:00', 'due_date[lt]': '2030-02-01', status: ['open', 'partially_paid'], unpaid: true, limit: 2 })) {
+      seen.push(inv.id);
+    }
+    await api.invoices.listPage({ status: 'paid', unpaid: false });
+
+    expect(seen).toEqual(all.map((i) => i.id));
+    const calls = server.calls('GET', INVOICES);
+    const filters = { 'created[gte]': '2030-01-01T01:00:00+01:00', 'due_date[lt]': '2030-02-01', status: 'open,partially_paid', unpaid: 'true', limit: '2' };
+    expect(calls.map((r) => Object.fromEntries(r.query))).toEqual([filters, { ...filters, starting_after: all[1].id }, { status: 'paid', unpaid: 'false' }]);
+  });
+
   it('starts after the starting_after given', async () => {
     const { api, server } = testClient();
     const all = Array.from({ length: 4 }, (_, i) => invoice(10 - i));

@@ -150,7 +150,9 @@ export class Transport {
   private url(spec: CallSpec): string {
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(spec.query ?? {})) {
-      if (value !== undefined && value !== null) params.append(name, String(value));
+      if (value === undefined || value === null) continue;
+      // A list is one parameter, comma-separated (OpenAPI style form, explode false: status=open,paid).
+      params.append(name, Array.isArray(value) ? value.join(',') : String(value));
     }
     const query = params.toString();
     return `${this.config.baseUrl}${spec.path}${query ? `?${query}` : ''}`;

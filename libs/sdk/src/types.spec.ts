@@ -18,7 +18,12 @@ type Iterated<F> = F extends (...args: never[]) => AsyncIterable<infer R> ? R : 
 export type Checks = [
   Expect<Equal<sdk.Invoice, Schemas['Invoice']>>,
   Expect<Equal<sdk.CreateInvoiceRequest, Schemas['CreateInvoiceRequest']>>,
-  Expect<Equal<sdk.InvoiceListQuery, NonNullable<operations['listInvoices']['parameters']['query']>>>,
+  // The generated query, but a list parameter (status) also takes one value alone.
+  Expect<Equal<Omit<sdk.InvoiceListQuery, 'status'>, Omit<NonNullable<operations['listInvoices']['parameters']['query']>, 'status'>>>,
+  Expect<Equal<sdk.InvoiceListQuery['status'], sdk.InvoiceStatus | sdk.InvoiceStatus[] | undefined>>,
+  Expect<Equal<sdk.InvoiceListQuery['created[gte]'] | sdk.InvoiceListQuery['issue_date[lt]'], string | undefined>>,
+  Expect<Equal<sdk.InvoiceListQuery['unpaid'], boolean | undefined>>,
+  Expect<Equal<sdk.ClientListQuery['created[lt]'], string | undefined>>,
   Expect<Equal<sdk.Client, Schemas['Client']>>,
   Expect<Equal<sdk.CreateClientRequest, Schemas['CreateClientRequest']>>,
   Expect<Equal<sdk.Payment, Schemas['Payment']>>,
@@ -43,7 +48,7 @@ export type Checks = [
 
 describe('types', () => {
   it('are checked by the compiler (see the Checks tuple)', () => {
-    const checked: Checks['length'] = 21;
-    expect(checked).toBe(21);
+    const checked: Checks['length'] = 25;
+    expect(checked).toBe(25);
   });
 });

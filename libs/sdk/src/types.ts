@@ -31,8 +31,14 @@ export type CreateBody<Ops extends ResourceOperations> = JsonRequestBody<Ops['cr
 export type Created<Ops extends ResourceOperations> = JsonResponse<Ops['create'], 201>;
 /** What `get` answers. */
 export type Fetched<Ops extends ResourceOperations> = JsonResponse<Ops['get'], 200>;
-/** What `list` and `listPage` take. */
-export type ListQuery<Ops extends ResourceOperations> = QueryParameters<Ops['list']>;
+/** A list parameter's values, or one value alone (`status: 'open'` is `status: ['open']`). */
+type OneOrMore<T> = T extends ReadonlyArray<infer U> ? U | T : T;
+/**
+ * What `list` and `listPage` take: the operation's query parameters (`limit`, `starting_after`, its
+ * filters). A parameter the document declares as a list (`status`) takes one value or several; the
+ * SDK sends them comma-separated (`status=open,paid`), as the document says (style form, not exploded).
+ */
+export type ListQuery<Ops extends ResourceOperations> = { [K in keyof QueryParameters<Ops['list']>]: OneOrMore<QueryParameters<Ops['list']>[K]> };
 /** One page of a list. */
 export type Page<Ops extends ResourceOperations> = JsonResponse<Ops['list'], 200>;
 /** One object of a list. */

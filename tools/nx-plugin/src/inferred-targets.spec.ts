@@ -52,6 +52,13 @@ describe('inferred targets (tools/nx-plugin/index.js)', () => {
     });
   });
 
+  it('gives a project with jest.validator.config.js a test-validator target, in band', () => {
+    project('apps/doc-service', { 'project.json': '{}', 'tsconfig.json': '{}', 'jest.config.js': '', 'jest.validator.config.js': '', 'src/main.ts': '' });
+    const { targets } = inferTargets('apps/doc-service', root);
+    expect(targets['test-validator']).toEqual({ executor: '@nx/jest:jest', options: { jestConfig: 'apps/doc-service/jest.validator.config.js', runInBand: true } });
+    expect(Object.keys(targets).sort()).toEqual(['lint', 'test', 'test-validator', 'typecheck']);
+  });
+
   it('builds a library with its own tsconfig.lib.json, typechecks its spec config, and has no serve or migrate', () => {
     project('libs/kit', { 'project.json': '{}', 'tsconfig.json': '{}', 'tsconfig.lib.json': '{}', 'tsconfig.spec.json': '{}', 'src/index.ts': '' });
     const { targets } = inferTargets('libs/kit', root);

@@ -6,7 +6,7 @@ import { FailureThrottle } from './failure-throttle';
 import { keySlot } from './key-slot';
 import type { RedisClient } from './redis-connection';
 import { CREATE_SESSION, REVOKE_ALL_SESSIONS, REVOKE_SESSION, ROTATE_SESSION, SET_SECRET_FLOOR } from './session-scripts';
-import { SessionStore } from './session-store';
+import { REVOCATION_WAIT_TIMEOUT_MS, SessionStore } from './session-store';
 
 /**
  * On a Redis Cluster every command, and above all every Lua script, must name keys of one slot
@@ -401,8 +401,9 @@ describe("the refresh-token pointer, written by the store with the script that n
 
 describe('REDIS_WAIT_REPLICAS (ADR 0030)', () => {
   const writes = ['authCreateSession', 'set', 'authRotateSession', 'authRevokeAllSessions', 'authRevokeSession', 'authSetSecretFloor'];
+  const revocations = ['authRevokeAllSessions', 'authRevokeSession', 'authSetSecretFloor'];
 
-  it('sends every session write in a pipeline of its own with WAIT right behind it, on the same slot', async () => {
+  it('sends every session write in a pipeline of its own with WAIT right behind it, on the same slot; a revocation waits at least REVOCATION_WAIT_TIMEOUT_MS', async () => {
     const recorder = recordingRedis();
     const store = new SessionStore(recorder.redis, config('auth:', 1));
     recorder.replies.wait = 1;
@@ -412,7 +413,9 @@ describe('REDIS_WAIT_REPLICAS (ADR 0030)', () => {
     for (const call of piped) byPipeline.set(call.pipeline!, [...(byPipeline.get(call.pipeline!) ?? []), call]);
     for (const [, [write, wait, ...rest]] of byPipeline) {
       expect(writes).toContain(write.command);
-      expect({ command: wait.command, args: wait.args }).toEqual({ command: 'wait', args: [1, 200] });
+      // Token writes wait REDIS_WAIT_TIMEOUT_MS; a revocation, already in effect on the primary, longer.
+      const timeout = revocations.includes(write.command) ? REVOCATION_WAIT_TIMEOUT_MS : 200;
+      expect({ write: write.command, command: wait.command, args: wait.args }).toEqual({ write: write.command, command: 'wait', args: [1, timeout] });
       expect(rest).toEqual([]);
     }
     // Every write went that way; reads and the pending list's cleanup did not.

@@ -12,6 +12,15 @@ export const REDIS = Symbol('REDIS');
 /** Keys looked at by one SCAN step of {@link SessionStore.scanPendingStep}. */
 const PENDING_SCAN_COUNT = 1000;
 
+/**
+ * How long a revocation (all of a key's sessions, one session, a raised secret floor) waits for its
+ * replica at least. A revocation is in effect on the primary before its WAIT returns: a short WAIT
+ * answered 503 and asked the user to retry what was already done. Token writes keep
+ * REDIS_WAIT_TIMEOUT_MS, since what they hand out must survive a failover (ADR 0030). Seen in the
+ * replicated resilience run: a replica slowed past 200 ms by a restarting broker on two cores.
+ */
+export const REVOCATION_WAIT_TIMEOUT_MS = 1000;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     authCreateSession(sess: string, sexp: string, ...args: string[]): Result<number, Context>;
@@ -91,6 +100,8 @@ export class SessionStore {
   /** Replicas that must hold a write before it counts (REDIS_WAIT_REPLICAS), and for how long to wait. */
   private readonly waitReplicas: number;
   private readonly waitTimeoutMs: number;
+  /** A revocation's WAIT: at least {@link REVOCATION_WAIT_TIMEOUT_MS}. */
+  private readonly revocationWaitMs: number;
   /**
    * Where the scan for orphaned pending revocations stands: the node being walked (its address on a
    * cluster, '' for one Redis; null at the start of a pass) and the cursor on it.
@@ -105,6 +116,7 @@ export class SessionStore {
     this.maxSessionsPerKey = String(config.AUTH_MAX_SESSIONS_PER_KEY);
     this.waitReplicas = config.REDIS_WAIT_REPLICAS;
     this.waitTimeoutMs = config.REDIS_WAIT_TIMEOUT_MS;
+    this.revocationWaitMs = Math.max(config.REDIS_WAIT_TIMEOUT_MS, REVOCATION_WAIT_TIMEOUT_MS);
     redis.defineCommand('authCreateSession', { numberOfKeys: 2, lua: CREATE_SESSION });
     redis.defineCommand('authRotateSession', { numberOfKeys: 3, lua: ROTATE_SESSION });
     redis.defineCommand('authRevokeAllSessions', { numberOfKeys: 3, lua: REVOKE_ALL_SESSIONS });
@@ -140,12 +152,12 @@ export class SessionStore {
    * A script in a pipeline is sent as EVALSHA once the connection has loaded it; only a SCRIPT FLUSH
    * on a live connection makes ioredis resend it after the pipeline (NOSCRIPT), past its WAIT.
    */
-  private async write<T>(write: Write<T>): Promise<T> {
+  private async write<T>(write: Write<T>, waitTimeoutMs = this.waitTimeoutMs): Promise<T> {
     if (this.waitReplicas === 0) return write(this.redis as RedisCommander);
     for (let attempt = 1; ; attempt++) {
       const pipeline = this.redis.pipeline();
       write(pipeline);
-      pipeline.wait(this.waitReplicas, this.waitTimeoutMs);
+      pipeline.wait(this.waitReplicas, waitTimeoutMs);
       const [[writeError, reply], [waitError, acknowledged]] = (await pipeline.exec()) ?? [[null, null], [null, 0]];
       if (writeError) {
         // ioredis follows a redirection of a pipeline only when every command in it was redirected
@@ -166,7 +178,7 @@ export class SessionStore {
       if (waitError) throw waitError;
       if ((acknowledged as number) < this.waitReplicas) {
         throw new DependencyUnavailableError(
-          `Redis: ${String(acknowledged)} of ${this.waitReplicas} replicas acknowledged a session write within ${this.waitTimeoutMs} ms`,
+          `Redis: ${String(acknowledged)} of ${this.waitReplicas} replicas acknowledged a session write within ${waitTimeoutMs} ms`,
         );
       }
       return reply as T;
@@ -249,7 +261,7 @@ export class SessionStore {
    */
   async raiseSecretFloor(apiKeyUuid: string, generation: number): Promise<void> {
     const sess = this.sessKey(apiKeyUuid);
-    await this.write((c) => c.authSetSecretFloor(sess, String(generation), String(SECRET_FLOOR_TTL_MS)));
+    await this.write((c) => c.authSetSecretFloor(sess, String(generation), String(SECRET_FLOOR_TTL_MS)), this.revocationWaitMs);
   }
 
   /**
@@ -318,7 +330,7 @@ export class SessionStore {
       String(SECRET_FLOOR_TTL_MS),
       input.actor ? JSON.stringify(input.actor) : '',
     ];
-    const raw = await this.write<string>((c) => c.authRevokeAllSessions(...keys, ...args));
+    const raw = await this.write<string>((c) => c.authRevokeAllSessions(...keys, ...args), this.revocationWaitMs);
     return decodePending(input.apiKeyUuid, raw);
   }
 
@@ -346,7 +358,7 @@ export class SessionStore {
       input.organizationId,
       input.clientId,
     ];
-    const raw = await this.write<string | null>((c) => c.authRevokeSession(...keys, ...args));
+    const raw = await this.write<string | null>((c) => c.authRevokeSession(...keys, ...args), this.revocationWaitMs);
     return raw ? decodePending(input.apiKeyUuid, raw) : null;
   }
 

@@ -12,7 +12,7 @@ import {
 import { enqueueEvents } from '@invoicing/event-bus';
 import { uuidv7 } from 'uuidv7';
 import { Logger } from '@nestjs/common';
-import { defineResource } from '@invoicing/resource-api';
+import { anyOf, booleanChoice, dateRange, defineResource } from '@invoicing/resource-api';
 import { FieldErrors } from '@invoicing/service-kit';
 import { EntityManager, In } from 'typeorm';
 import { calculateInvoice, ProductDefaults } from './invoice-calculation';
@@ -111,8 +111,14 @@ async function announceBalanceChanges(tx: EntityManager, before: Array<{ id: str
 export const INVOICE_RESOURCE = defineResource<InvoiceEntity, CreateInvoiceRequest>('invoices', {
   entity: InvoiceEntity,
   filters: {
-    client_id: { column: 'client_id', parse: (v) => parsePublicId('cli', v) },
-    status: { column: 'status', parse: (v) => ((INVOICE_STATUSES as readonly string[]).includes(v) ? v : null) },
+    client_id: { column: 'client_id', parse: (v) => parsePublicId('cli', v), expected: 'a client id (cli_...)' },
+    status: anyOf('status', INVOICE_STATUSES),
+    // amount_due as the view computes it, max(total - amount_paid, 0): positive, or zero. The same
+    // expression as the partial index invoices_org_unpaid_idx, so that the planner can use it.
+    unpaid: booleanChoice('total - amount_paid > 0', 'total - amount_paid <= 0'),
+    ...dateRange('issue_date', 'issue_date'),
+    // An invoice without a due date matches no due_date bound (NULL compares to nothing).
+    ...dateRange('due_date', 'due_date'),
   },
   // Up to 500 lines of 1,000 characters: a page of invoices stops at LIST_PAGE_MAX_BYTES.
   sizeColumn: 'content_bytes',

@@ -1,4 +1,5 @@
-import { buildRow, orgScopeOf } from '@invoicing/resource-api';
+import { LIST_FILTERS } from '@invoicing/contracts';
+import { buildRow, checkListFilters, orgScopeOf } from '@invoicing/resource-api';
 import { ProblemException } from '@invoicing/service-kit';
 import { PAYMENT_RESOURCE } from './payment.resource';
 
@@ -27,5 +28,10 @@ describe('payment resource', () => {
   it('defaults paid_at to now and method to null', async () => {
     const view = PAYMENT_RESOURCE.view(await build({ invoice_id: invoiceId, amount: 100, currency: 'EUR' }));
     expect(view).toMatchObject({ invoice_id: invoiceId, paid_at: '2026-11-21T10:00:00.000Z', method: null, reference: null });
+  });
+
+  it("lists by the manifest's filters: invoice_id and the created range every list has", () => {
+    expect(() => checkListFilters('payments', LIST_FILTERS.payments, PAYMENT_RESOURCE.filters ?? {})).not.toThrow();
+    expect(Object.keys(PAYMENT_RESOURCE.filters ?? {})).toEqual(['created[gte]', 'created[gt]', 'created[lte]', 'created[lt]', 'invoice_id']);
   });
 });

@@ -5,6 +5,7 @@ import { setupAuthForms } from './auth.view.js';
 import { setupCreateKeyView } from './create-key.view.js';
 import { announce, byId, clearAnnouncement } from './dom.js';
 import { formatDateTime } from './format.js';
+import { setupOrganizationView } from './organization.view.js';
 import { needsSession, PATHS, TITLES, View, viewFor } from './routes.js';
 import { refreshCsrfToken, Session, settingsApi } from './settings-api.client.js';
 import { setupWebhookAttemptsView } from './webhook-attempts.view.js';
@@ -25,6 +26,7 @@ const SECTION_OF: Record<View, string> = {
   login: 'view-login',
   signup: 'view-signup',
   account: 'view-settings',
+  organization: 'view-settings',
   api: 'view-settings',
   create: 'view-settings',
   created: 'view-settings',
@@ -37,6 +39,7 @@ const SECTION_OF: Record<View, string> = {
 };
 const PANEL_OF: Partial<Record<View, string>> = {
   account: 'panel-account',
+  organization: 'panel-organization',
   api: 'panel-api',
   create: 'panel-create',
   created: 'panel-created',
@@ -49,6 +52,7 @@ const PANEL_OF: Partial<Record<View, string>> = {
 /** The settings navigation entry that is current for a view (Create key lives under API). */
 const NAV_OF: Partial<Record<View, string>> = {
   account: 'account',
+  organization: 'organization',
   api: 'api',
   create: 'api',
   created: 'api',
@@ -84,6 +88,7 @@ const auth = setupAuthForms(ctx);
 const createKey = setupCreateKeyView(ctx);
 const apiKeys = setupApiKeysView(ctx);
 const auditLog = setupAuditLogView(ctx);
+const organization = setupOrganizationView(ctx);
 const webhooks = setupWebhooksView(ctx);
 const webhookCreate = setupWebhookCreateView(ctx);
 const webhookAttempts = setupWebhookAttemptsView(ctx);
@@ -177,6 +182,7 @@ async function render(options: { focus: boolean }): Promise<void> {
   if (view === 'webhook-created') webhookCreate.enterCreated();
   if (options.focus) focusHeading(view);
   // Data loads after the focus move so the heading is announced first, the content as it arrives.
+  if (view === 'organization') await organization.load();
   if (view === 'api') await apiKeys.load();
   if (view === 'create') await createKey.enterCreate();
   if (view === 'audit') await auditLog.load();

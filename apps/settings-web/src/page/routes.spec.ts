@@ -5,6 +5,8 @@ describe('routes', () => {
     expect(viewFor('/settings')).toBe('account');
     expect(viewFor('/settings/')).toBe('account');
     expect(viewFor('/settings/api/')).toBe('api');
+    expect(viewFor('/settings/organization')).toBe('organization');
+    expect(viewFor('/settings/organization/')).toBe('organization');
     expect(viewFor(PATHS.create)).toBe('create');
     expect(viewFor(PATHS.created)).toBe('created');
     expect(viewFor('/settings/audit')).toBe('audit');
@@ -20,7 +22,7 @@ describe('routes', () => {
   });
 
   it('requires a session for the settings views only', () => {
-    const settings = ['account', 'api', 'create', 'created', 'audit', 'webhooks', 'webhook-create', 'webhook-created', 'webhook-attempts'];
+    const settings = ['account', 'organization', 'api', 'create', 'created', 'audit', 'webhooks', 'webhook-create', 'webhook-created', 'webhook-attempts'];
     expect(settings.every((v) => needsSession(v as never))).toBe(true);
     expect(needsSession('login')).toBe(false);
     expect(needsSession('signup')).toBe(false);

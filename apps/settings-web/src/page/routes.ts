@@ -3,6 +3,7 @@ export type View =
   | 'login'
   | 'signup'
   | 'account'
+  | 'organization'
   | 'api'
   | 'create'
   | 'created'
@@ -17,6 +18,7 @@ export const PATHS = {
   login: '/settings/login',
   signup: '/settings/signup',
   account: '/settings',
+  organization: '/settings/organization',
   api: '/settings/api',
   create: '/settings/api/keys/new',
   created: '/settings/api/keys/created',
@@ -47,6 +49,7 @@ export const TITLES: Record<View, string> = {
   login: 'Log in',
   signup: 'Sign up',
   account: 'Account',
+  organization: 'Organization',
   api: 'API keys',
   create: 'Create key',
   created: 'Key created',

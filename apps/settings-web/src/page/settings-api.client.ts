@@ -1,5 +1,6 @@
 import { AuditEvent, auditEventsQuery, AuditFilters } from './audit-events.js';
 import { KeyListQuery, keysQuery, ListPage } from './key-pages.js';
+import type { OrganizationProfile, ProfilePatch } from './organization-profile.js';
 import { parseRetryAfter, Problem, toProblem } from './problem-details.js';
 import { ATTEMPT_PAGE_SIZE, ENDPOINT_PAGE_SIZE, pageQuery, WebhookAttempt, WebhookEndpoint, WebhookEndpointWithSecret, WebhookEventType } from './webhooks.js';
 
@@ -188,6 +189,10 @@ export const settingsApi = {
   revokeKey: (id: string) => send<ApiKey>('POST', `/api/v1/settings/api-keys/${encodeURIComponent(id)}/revoke`),
   rollKey: (id: string, input: RollKeyInput) => send<RolledApiKey>('POST', `/api/v1/settings/api-keys/${encodeURIComponent(id)}/roll`, input),
   updateKey: (id: string, input: UpdateKeyInput) => send<ApiKey>('PATCH', `/api/v1/settings/api-keys/${encodeURIComponent(id)}`, input),
+  /** Settings → Organization: the profile, every field null until set (never cached: it holds the IBAN). */
+  organizationProfile: () => send<OrganizationProfile>('GET', ORGANIZATION_PROFILE),
+  /** Changes only the fields sent (null clears one); 422 names each field at fault, and then nothing changed. */
+  updateOrganizationProfile: (patch: ProfilePatch) => send<OrganizationProfile>('PATCH', ORGANIZATION_PROFILE, patch),
   /** The organization's audit log, newest first; a GET, so no CSRF token. */
   auditEvents: (filters: AuditFilters, options: { startingAfter?: string | null; limit?: number } = {}) =>
     send<{ object: 'list'; data: AuditEvent[]; has_more: boolean }>('GET', `/api/v1/settings/audit-events${auditEventsQuery(filters, options)}`),
@@ -211,6 +216,7 @@ export const settingsApi = {
   replayWebhookDeliveries: (id: string, since: string) => send<{ deliveries_queued: number }>('POST', `${webhookEndpoint(id)}/replay`, { since }),
 };
 
+const ORGANIZATION_PROFILE = '/api/v1/settings/organization';
 const WEBHOOK_ENDPOINTS = '/api/v1/settings/webhook-endpoints';
 const webhookEndpoint = (id: string) => `${WEBHOOK_ENDPOINTS}/${encodeURIComponent(id)}`;
 

@@ -1,5 +1,6 @@
-import { DOMAIN_EVENT_TYPES, DomainEvent, INVOICE_BALANCE_CHANGED_TYPE } from '@invoicing/contracts';
-import { ingestBatch, NewWebhookEvent, retentionCutoff, webhookTypeOf } from './domain-ingest';
+import { buildAsyncApiDocument, DOMAIN_EVENT_TYPES, DOMAIN_TOPIC, DomainEvent, INVOICE_BALANCE_CHANGED_TYPE, ORGANIZATION_PROFILE_CHANGED_V1 } from '@invoicing/contracts';
+import type { BatchedMessage } from '@invoicing/event-bus';
+import { DomainIngest, ingestBatch, NewWebhookEvent, retentionCutoff, webhookTypeOf } from './domain-ingest';
 
 const event = (type: string, status: string, previous?: string) =>
   ({ type, data: { organization_id: 'org_x', object: { object: 'invoice', id: 'inv_x', created_at: '', status }, ...(previous ? { previous: { amount_paid: 0, status: previous } } : {}) } }) as unknown as DomainEvent;
@@ -49,5 +50,29 @@ describe('ingestBatch', () => {
 
   it('keeps 30 days of events', () => {
     expect(retentionCutoff(Date.parse('2026-11-27T00:00:00Z'))).toBe(Date.parse('2026-10-28T00:00:00Z'));
+  });
+});
+
+describe('DomainIngest.toEvents', () => {
+  /** The AsyncAPI document's example of a type: a valid event of it, as published. */
+  const example = (type: string) => {
+    const messages = (buildAsyncApiDocument() as { components: { messages: Record<string, { examples: Array<{ payload: Record<string, unknown> }> }> } }).components.messages;
+    return messages[type].examples[0].payload;
+  };
+  const message = (value: unknown, offset: string) => ({ topic: DOMAIN_TOPIC, partition: 0, offset, key: null, value: Buffer.from(JSON.stringify(value)), timestamp: 0 }) as unknown as BatchedMessage;
+  const now = new Date().toISOString();
+
+  it('makes a webhook event of an object\'s event and skips an organization\'s profile change quietly: it is no webhook event', () => {
+    const ingest = Object.create(DomainIngest.prototype) as DomainIngest;
+    const warn = jest.fn();
+    Object.assign(ingest, { logger: { warn } });
+    const created = example(DOMAIN_EVENT_TYPES.client) as { data: { object: Record<string, unknown> } };
+    const client = { ...created, time: now, data: { ...created.data, object: { ...created.data.object, created_at: now } } };
+    const profile = { ...example(ORGANIZATION_PROFILE_CHANGED_V1), time: now };
+    const events = ingest.toEvents([message(profile, '1'), message(client, '2'), message({ ...profile, data: {} }, '3')]);
+    expect(events.map((e) => e.type)).toEqual(['client.created']);
+    // Only the malformed profile change is worth a warning.
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0][0]).toContain(`${DOMAIN_TOPIC} at offset 3`);
   });
 });

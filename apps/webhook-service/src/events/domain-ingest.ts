@@ -8,9 +8,10 @@ import {
   DomainEvent,
   DomainObjectKind,
   INVOICE_BALANCE_CHANGED_TYPE,
+  isObjectEvent,
   newId,
   parsePublicId,
-  validateDomainEvent,
+  validateDomainTopicEvent,
   WEBHOOK_EVENT_CATALOGUE,
   WEBHOOK_LIMITS,
   WEBHOOK_PAYLOAD_VERSION,
@@ -138,16 +139,21 @@ export class DomainIngest {
     });
   }
 
-  /** What of these messages becomes an event (malformed ones and those past the retention are skipped, logged). */
+  /**
+   * What of these messages becomes an event (malformed ones are skipped, logged; those past the
+   * retention skipped). The topic's events that carry no object (an organization's profile changed
+   * in Settings) are no webhook event: skipped quietly.
+   */
   toEvents(messages: BatchedMessage[]): NewWebhookEvent[] {
     const oldest = retentionCutoff();
     const events: NewWebhookEvent[] = [];
     for (const message of messages) {
-      const checked = validateDomainEvent(jsonValueOf(message));
+      const checked = validateDomainTopicEvent(jsonValueOf(message));
       if (!checked.ok) {
         this.logger.warn(`skipped a message of ${message.topic} at offset ${message.offset}: ${checked.errors.slice(0, 3).join('; ')}`);
         continue;
       }
+      if (!isObjectEvent(checked.value)) continue;
       const event = checked.value;
       const type = webhookTypeOf(event);
       const organizationId = parsePublicId('org', event.data.organization_id);

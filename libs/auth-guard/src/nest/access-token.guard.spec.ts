@@ -95,7 +95,9 @@ describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () =
 
   it('passes a valid token while the view is fresh', async () => {
     clock += 20_000;
+    // A completed fetch prompts a checkpoint: the brokers' end offsets, all read.
     kafka.consumer.fetched();
+    await settle();
     clock += 29_000;
     const response = await get('', token());
     expect(response.statusCode).toBe(200);
@@ -154,11 +156,13 @@ describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () =
     expect((await get('', narrow, '192.0.2.1')).statusCode).toBe(200);
     // Other keys are untouched.
     expect((await get('', token({ allowedIps: ['203.0.113.0/24'] }), '192.0.2.1')).statusCode).toBe(403);
+    // A completed fetch prompts a checkpoint: the brokers' end offsets, all read.
     kafka.consumer.fetched();
+    await settle();
   });
 
   it('answers a valid token with 503 problem+json and Retry-After once the view is stale, before looking at scopes', async () => {
-    clock += 31_000; // 31 s since the last completed fetch
+    clock += 31_000; // 31 s since the last checkpoint the view reached
     for (const bearer of [token(), token({ scopes: 'read:clients' })]) {
       const response = await get('', bearer);
       expect(response.statusCode).toBe(503);
@@ -195,10 +199,12 @@ describe(`${AccessTokenGuard.name} and a stale revocation view (ADR 0017)`, () =
     }
   });
 
-  it('passes valid tokens again as soon as a fetch completes, with no restart', async () => {
+  it('passes valid tokens again as soon as a checkpoint is reached, with no restart', async () => {
     clock += 120_000;
     expect((await get('', token())).statusCode).toBe(503);
+    // A completed fetch prompts a checkpoint: the brokers' end offsets, all read.
     kafka.consumer.fetched();
+    await settle();
     expect((await get('', token())).statusCode).toBe(200);
     expect((await get('/through-passport', token())).statusCode).toBe(200);
   });

@@ -1,6 +1,10 @@
 import { CURRENCY, nullable, objectBase } from './common.schema';
 
-const ADDRESS = {
+/**
+ * A postal address as the API takes it: a client's, and the seller's own in the organization's
+ * profile (organization-profile.schema.ts). The same shape everywhere, so an invoice prints both alike.
+ */
+export const ADDRESS_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['line1', 'city', 'country'],
@@ -14,6 +18,39 @@ const ADDRESS = {
   },
 } as const;
 
+/** An address as the API answers it ({@link ADDRESS_SCHEMA}, every key present, null where none was given), or null. */
+export const ADDRESS_OBJECT_SCHEMA = {
+  type: ['object', 'null'],
+  properties: {
+    line1: { type: 'string' },
+    line2: { type: ['string', 'null'] },
+    city: { type: 'string' },
+    postal_code: { type: ['string', 'null'] },
+    region: { type: ['string', 'null'] },
+    country: { type: 'string' },
+  },
+} as const;
+
+/** An address as a request sends it ({@link ADDRESS_SCHEMA}). */
+export interface PostalAddressInput {
+  line1: string;
+  line2?: string;
+  city: string;
+  postal_code?: string;
+  region?: string;
+  country: string;
+}
+
+/** An address as the API answers it ({@link ADDRESS_OBJECT_SCHEMA}). */
+export interface PostalAddress {
+  line1: string;
+  line2: string | null;
+  city: string;
+  postal_code: string | null;
+  region: string | null;
+  country: string;
+}
+
 export const CREATE_CLIENT_SCHEMA = {
   $id: 'CreateClientRequest',
   type: 'object',
@@ -24,7 +61,7 @@ export const CREATE_CLIENT_SCHEMA = {
     email: { type: 'string', format: 'email', maxLength: 254 },
     phone: { type: 'string', minLength: 3, maxLength: 40, pattern: '^[0-9+()./ -]+$' },
     tax_id: { type: 'string', minLength: 1, maxLength: 50 },
-    address: ADDRESS,
+    address: ADDRESS_SCHEMA,
     currency: CURRENCY,
   },
 } as const;
@@ -39,17 +76,7 @@ export const CLIENT_SCHEMA = {
     email: nullable({ type: 'string' }),
     phone: nullable({ type: 'string' }),
     tax_id: nullable({ type: 'string' }),
-    address: {
-      type: ['object', 'null'],
-      properties: {
-        line1: { type: 'string' },
-        line2: { type: ['string', 'null'] },
-        city: { type: 'string' },
-        postal_code: { type: ['string', 'null'] },
-        region: { type: ['string', 'null'] },
-        country: { type: 'string' },
-      },
-    },
+    address: ADDRESS_OBJECT_SCHEMA,
     currency: nullable({ type: 'string' }),
   },
 } as const;
@@ -59,6 +86,6 @@ export interface CreateClientRequest {
   email?: string;
   phone?: string;
   tax_id?: string;
-  address?: { line1: string; line2?: string; city: string; postal_code?: string; region?: string; country: string };
+  address?: PostalAddressInput;
   currency?: string;
 }

@@ -1,5 +1,6 @@
 export * from './common.schema';
 export * from './clients.schema';
+export * from './organization-profile.schema';
 export * from './products.schema';
 export * from './invoices.schema';
 export * from './payments.schema';
@@ -7,5 +8,6 @@ export * from './expenses.schema';
 export * from './account.schema';
 export * from './auth.schema';
 export * from './list-filters';
+export * from './list-filter.schema';
 export * from './iso-codes';
 export * from './identifiers';

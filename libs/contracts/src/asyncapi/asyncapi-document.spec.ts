@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as contracts from '../index';
 import { validateApiKeyEvent } from '../events/api-key-events';
 import { validateAuditEvent } from '../events/audit-events';
-import { validateDomainEvent } from '../events/domain-events';
+import { validateDomainTopicEvent } from '../events/domain-events';
 import { validateAuthTopicEvent } from '../events/revocation-events';
 import { validateWebhookEndpointEvent } from '../events/webhook-endpoint-events';
 import { buildAsyncApiDocument } from './asyncapi-document';
@@ -68,7 +68,7 @@ function contractTopicsAndTypes(): { topics: Set<string>; types: Set<string> } {
 function contractSchema(type: string): Schema {
   const all: Record<string, Schema> = {
     ...contracts.REVOCATION_EVENT_SCHEMAS,
-    ...contracts.DOMAIN_EVENT_SCHEMAS,
+    ...contracts.DOMAIN_TOPIC_EVENT_SCHEMAS,
     [contracts.AUDIT_EVENT_V1]: contracts.AUDIT_EVENT_SCHEMA,
     ...contracts.WEBHOOK_ENDPOINT_EVENT_SCHEMAS,
     ...contracts.API_KEY_EVENT_SCHEMAS,
@@ -79,7 +79,7 @@ function contractSchema(type: string): Schema {
 /** The contracts' own validator of each topic. */
 const VALIDATORS: Record<string, (value: unknown) => { ok: boolean; errors?: string[] }> = {
   [contracts.REVOCATIONS_TOPIC]: (v) => validateAuthTopicEvent(v),
-  [contracts.DOMAIN_TOPIC]: validateDomainEvent,
+  [contracts.DOMAIN_TOPIC]: validateDomainTopicEvent,
   [contracts.AUDIT_TOPIC]: validateAuditEvent,
   [contracts.WEBHOOK_ENDPOINTS_TOPIC]: validateWebhookEndpointEvent,
   [contracts.API_KEYS_TOPIC]: validateApiKeyEvent,
@@ -126,7 +126,11 @@ describe(buildAsyncApiDocument.name, () => {
       const { description } = contractSchema(id) as { description?: string };
       if (description) expect({ id, topic: /on topic (\S+) /.exec(description)?.[1] }).toEqual({ id, topic });
     }
-    expect(channelMessages.filter((m) => m.topic === contracts.DOMAIN_TOPIC).map((m) => m.id).sort()).toEqual(Object.keys(contracts.DOMAIN_TOPIC_TYPES).sort());
+    // The objects' events and the settings' one (an organization's profile, keyed by the organization).
+    expect(channelMessages.filter((m) => m.topic === contracts.DOMAIN_TOPIC).map((m) => m.id).sort()).toEqual(
+      [...Object.keys(contracts.DOMAIN_TOPIC_TYPES), contracts.ORGANIZATION_PROFILE_CHANGED_V1].sort(),
+    );
+    expect(Object.keys(contracts.DOMAIN_TOPIC_EVENT_SCHEMAS).sort()).toEqual([...Object.keys(contracts.DOMAIN_TOPIC_TYPES), contracts.ORGANIZATION_PROFILE_CHANGED_V1].sort());
     expect(Object.keys(contracts.DOMAIN_TOPIC_TYPES)).toEqual([...Object.values(contracts.DOMAIN_EVENT_TYPES), contracts.INVOICE_BALANCE_CHANGED_TYPE]);
   });
 
@@ -225,7 +229,7 @@ describe(buildAsyncApiDocument.name, () => {
       const prefix =
         topic === contracts.REVOCATIONS_TOPIC || topic === contracts.API_KEYS_TOPIC
           ? 'key'
-          : topic === contracts.AUDIT_TOPIC
+          : topic === contracts.AUDIT_TOPIC || id === contracts.ORGANIZATION_PROFILE_CHANGED_V1
             ? 'org'
             : topic === contracts.WEBHOOK_ENDPOINTS_TOPIC
               ? 'wep'

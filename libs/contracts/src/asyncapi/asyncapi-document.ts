@@ -1,7 +1,7 @@
 import { ACCESS_TOKEN_TTL_SECONDS } from '../access-token';
 import { API_KEY_EVENT_SCHEMAS, API_KEYS_TOPIC } from '../events/api-key-events';
 import { AUDIT_EVENT_SCHEMA, AUDIT_EVENT_TYPES, AUDIT_EVENT_V1, AUDIT_TOPIC } from '../events/audit-events';
-import { DOMAIN_EVENT_SCHEMAS, DOMAIN_TOPIC } from '../events/domain-events';
+import { DOMAIN_TOPIC, DOMAIN_TOPIC_EVENT_SCHEMAS } from '../events/domain-events';
 import { REVOCATION_EVENT_SCHEMAS, REVOCATIONS_TOPIC } from '../events/revocation-events';
 import { WEBHOOK_ENDPOINT_EVENT_SCHEMAS, WEBHOOK_ENDPOINTS_TOPIC } from '../events/webhook-endpoint-events';
 import { eventExamples } from './event-examples';
@@ -9,7 +9,7 @@ import { eventExamples } from './event-examples';
 /**
  * The AsyncAPI 3.0 document of every topic the platform publishes and every event type on it,
  * generated from the same contracts as the JSON Schemas the publishers validate each event with
- * (REVOCATION_EVENT_SCHEMAS, DOMAIN_EVENT_SCHEMAS, AUDIT_EVENT_SCHEMA,
+ * (REVOCATION_EVENT_SCHEMAS, DOMAIN_TOPIC_EVENT_SCHEMAS, AUDIT_EVENT_SCHEMA,
  * WEBHOOK_ENDPOINT_EVENT_SCHEMAS, API_KEY_EVENT_SCHEMAS), so it cannot drift from
  * what is sent. Served at /api/v1/asyncapi.json beside the OpenAPI document, and rendered at
  * /api/v1/docs/events.
@@ -78,14 +78,18 @@ const TOPICS: TopicDescription[] = [
     topic: DOMAIN_TOPIC,
     title: 'Domain events',
     description:
-      'Every object created through the public API, exactly as the API returned it, so that services keep local read models of the objects they reference. ' +
-      'Compacted: the latest event of every object stays (the platform writes no tombstones), so a new subscriber reads the topic from the beginning to build its read model.',
+      'Every object created through the public API, exactly as the API returned it, so that services keep local read models of the objects they reference; ' +
+      'and every change of an organization\'s profile (Settings → Organization: legal name, address, VAT id, billing email, IBAN, BIC, payment terms), the whole profile with its version, keyed by the organization id (ADR 0039). ' +
+      'Compacted: the latest event of every key stays (the platform writes no tombstones), so a new subscriber reads the topic from the beginning to build its read model. ' +
+      'The list of types is open: skip a type you do not know.',
     settings: { partitions: 6, 'cleanup.policy': ['compact'] },
     subscribing:
       'One consumer group per subscribing service (its instances share the work); start from the earliest offset the first time. Validate each event against the schema of its type, skip unknown types, and apply an event twice without harm (key your read model by the object id).',
-    events: Object.entries(DOMAIN_EVENT_SCHEMAS) as Array<[string, Record<string, unknown>]>,
-    keyOf: (schema) => (schema.properties.data.properties.object.properties as Record<string, Record<string, unknown>>).id,
-    keyDescription: 'The created object\'s id, also the event\'s `subject`: compaction keeps the latest event of each object.',
+    events: Object.entries(DOMAIN_TOPIC_EVENT_SCHEMAS) as Array<[string, Record<string, unknown>]>,
+    // An object's event is keyed by the object's id; a profile change's schema states its key (the organization id) as its subject.
+    keyOf: (schema) => (schema.properties.data.properties.object?.properties as Record<string, Record<string, unknown>> | undefined)?.id ?? schema.properties.subject,
+    keyDescription:
+      'The object\'s id for an object\'s event, the organization id for a profile change; also the event\'s `subject`: compaction keeps the latest event of each object and the latest profile of each organization.',
   },
   {
     topic: AUDIT_TOPIC,
@@ -190,7 +194,7 @@ function description(): string {
     '',
     '**Delivery: at least once.** Events are written to a transactional outbox together with the change they announce and published by a relay (ADR 0004), with `acks=all` through an idempotent producer (ADR 0030): an event is never lost, also while Kafka is down (it is delivered late), but it may be delivered more than once (a relay retry, or a revocation\'s direct send racing the relay). A redelivered event has the same CloudEvents `id`: applying an event twice must change nothing.',
     '',
-    `**Keys and order.** ${partitionsText()} The key picks the partition (murmur2, as Kafka's Java client), so all events of one key stay on one partition and Kafka keeps their order there. The platform does not promise to write one key's events in the order they happened: use the event's own fields where order matters (\`data.version\` of an allowlist change, \`data.seq\` of an audit record).`,
+    `**Keys and order.** ${partitionsText()} The key picks the partition (murmur2, as Kafka's Java client), so all events of one key stay on one partition and Kafka keeps their order there. The platform does not promise to write one key's events in the order they happened: use the event's own fields where order matters (\`data.version\` of an allowlist change or of a profile change, \`data.seq\` of an audit record).`,
     '',
     `**Retention.** ${TOPICS.map((t) => `\`${t.topic}\`: ${retentionText(t.settings)}`).join('; ')}. In production every topic is replicated 3 times with \`min.insync.replicas=2\`; locally once.`,
     '',

@@ -1,6 +1,6 @@
 import { API_KEY_CHANGED_V1, ApiKeyEvent } from '../events/api-key-events';
 import { AUDIT_EVENT_V1, AuditEventV1 } from '../events/audit-events';
-import { DOMAIN_EVENT_SCHEMAS, DOMAIN_EVENT_TYPES, DomainEvent, INVOICE_BALANCE_CHANGED_TYPE } from '../events/domain-events';
+import { DOMAIN_EVENT_SCHEMAS, DOMAIN_EVENT_TYPES, DomainEvent, INVOICE_BALANCE_CHANGED_TYPE, ORGANIZATION_PROFILE_CHANGED_V1, OrganizationProfileChangedV1 } from '../events/domain-events';
 import { WEBHOOK_ENDPOINT_DISABLED_V1, WebhookEndpointDisabledV1 } from '../events/webhook-endpoint-events';
 import {
   API_KEY_ALLOWED_IPS_CHANGED_V1,
@@ -14,7 +14,7 @@ import {
 /**
  * One example event of every type, as the platform publishes it (the message value), shown by the
  * AsyncAPI document and its page. The unit specs check each against the contracts' own validators
- * (validateAuthTopicEvent, validateDomainEvent, validateAuditEvent, validateWebhookEndpointEvent,
+ * (validateAuthTopicEvent, validateDomainTopicEvent, validateAuditEvent, validateWebhookEndpointEvent,
  * validateApiKeyEvent) and against the payload schema the document states, so an example cannot
  * drift from what is sent.
  */
@@ -148,6 +148,35 @@ const WEBHOOK_ENDPOINT_DISABLED_EXAMPLE: WebhookEndpointDisabledV1 = {
   },
 };
 
+/** Settings → Organization: the seller's IBAN and payment terms set (ADR 0039); the whole profile, version 3. */
+const ORGANIZATION_PROFILE_CHANGED_EXAMPLE: OrganizationProfileChangedV1 = {
+  specversion: '1.0',
+  id: '0192d5a0-c3b8-8a6e-9f1d-2c3b4a5968b0',
+  source: AUTH_SOURCE,
+  type: ORGANIZATION_PROFILE_CHANGED_V1,
+  subject: ORGANIZATION_ID,
+  time: TIME,
+  datacontenttype: 'application/json',
+  data: {
+    organization_id: ORGANIZATION_ID,
+    version: 3,
+    changed_fields: ['iban', 'payment_terms'],
+    profile: {
+      object: 'organization_profile',
+      organization_id: ORGANIZATION_ID,
+      legal_name: 'Acme SARL',
+      address: { line1: '1 rue de la Paix', line2: null, city: 'Paris', postal_code: '75002', region: null, country: 'FR' },
+      vat_id: 'FR40303265045',
+      email: 'billing@acme.example',
+      iban: 'FR1420041010050500013M02606',
+      bic: 'PSSTFRPPPAR',
+      payment_terms: 'Payable within 30 days by bank transfer.',
+      version: 3,
+      updated_at: TIME,
+    },
+  },
+};
+
 /** Values of a created object's fields, by field name: what a reader expects to see, where the type allows it. */
 const FIELD_VALUES: Record<string, string | number> = {
   currency: 'EUR',
@@ -251,6 +280,7 @@ export function eventExamples(): Record<string, CloudEvent<string, unknown>> {
     ...AUTH_TOPIC_EXAMPLES,
     ...Object.fromEntries(Object.entries(DOMAIN_EVENT_TYPES).map(([kind, type]) => [type, domainExample(kind, type)])),
     [INVOICE_BALANCE_CHANGED_TYPE]: balanceExample(),
+    [ORGANIZATION_PROFILE_CHANGED_V1]: ORGANIZATION_PROFILE_CHANGED_EXAMPLE,
     [AUDIT_EVENT_V1]: AUDIT_EXAMPLE,
     [WEBHOOK_ENDPOINT_DISABLED_V1]: WEBHOOK_ENDPOINT_DISABLED_EXAMPLE,
     ...API_KEY_EXAMPLES,

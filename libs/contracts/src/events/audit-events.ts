@@ -33,6 +33,7 @@ export const AUDIT_EVENT_TYPES = [
   'account.logged_out',
   'audit.failure_records_suppressed',
   'webhook_endpoint.disabled',
+  'organization.profile_updated',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

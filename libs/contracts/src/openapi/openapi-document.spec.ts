@@ -38,7 +38,19 @@ describe(buildOpenApiDocument.name, () => {
       expect(doc.paths[`/api/v1/${r}`].get.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(['limit', 'starting_after']));
       expect(doc.paths[`/api/v1/${r}/{id}`].get).toBeDefined();
     }
-    expect(doc.paths['/api/v1/invoices'].get.parameters?.map((p) => p.name)).toEqual(['limit', 'starting_after', 'client_id', 'status']);
+    const range = (field: string) => ['gte', 'gt', 'lte', 'lt'].map((op) => `${field}[${op}]`);
+    expect(doc.paths['/api/v1/invoices'].get.parameters?.map((p) => p.name)).toEqual([
+      'limit',
+      'starting_after',
+      ...range('created'),
+      'client_id',
+      'status',
+      'unpaid',
+      ...range('issue_date'),
+      ...range('due_date'),
+    ]);
+    expect(doc.paths['/api/v1/payments'].get.parameters?.map((p) => p.name)).toEqual(['limit', 'starting_after', ...range('created'), 'invoice_id']);
+    for (const r of RESOURCES) expect(doc.paths[`/api/v1/${r}`].get.parameters?.map((p) => p.name).slice(0, 6)).toEqual(['limit', 'starting_after', ...range('created')]);
     expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['CreateInvoiceRequest', 'Invoice', 'Problem', 'TokenResponse', 'OAuthError', 'ClientCredentialsGrant', 'RefreshTokenGrant', 'RevocationRequest', 'AuthorizationServerMetadata']));
   });
 });

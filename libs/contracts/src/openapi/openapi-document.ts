@@ -238,7 +238,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
     get: {
       tags: ['settings'], operationId: 'listAuditEvents', summary: "The organization's audit log, newest first", security: [{ session: [] }],
       description:
-        "Security events of the signed-in user's organization (ADR 0024): keys created, rolled, given new allowed_ips, revoked, expired or exposed; refresh-token reuse; sign-up, log-ins, failed log-ins, log-outs; alerts on repeated failures; webhook endpoints the platform disabled after 5 days of failed deliveries (webhook_endpoint.disabled, recorded from the webhook service's event, within seconds). Failed log-ins and failed key authentications are aggregated per account or key and window (ADR 0035): the window's first failed log-in and each alert at once, a summary with the counts and sample address blocks when the window ends, and at most AUDIT_FAILURE_RECORDS_PER_ORGANIZATION_PER_WINDOW of the former per organization, so strangers cannot bury the log. Token exchanges and refreshes are not recorded. Each record is written in the transaction of what it records (a webhook endpoint's disabling: in the transaction that receives its event, once however often it arrives) and chained to the previous record of the organization by its hash, so a record changed, removed or reordered afterwards is detected (the verify-audit command). Records are never changed or deleted through the API. The same records are published on Kafka topic auth.audit.v1. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.",
+        "Security events of the signed-in user's organization (ADR 0024): keys created, rolled, given new allowed_ips, revoked, expired or exposed; refresh-token reuse; sign-up, log-ins, failed log-ins, log-outs; alerts on repeated failures; webhook endpoints the platform disabled after 5 days of failed deliveries (webhook_endpoint.disabled, recorded from the webhook service's event, within seconds); changes of the organization's profile (organization.profile_updated: the fields changed, never a whole IBAN). Failed log-ins and failed key authentications are aggregated per account or key and window (ADR 0035): the window's first failed log-in and each alert at once, a summary with the counts and sample address blocks when the window ends, and at most AUDIT_FAILURE_RECORDS_PER_ORGANIZATION_PER_WINDOW of the former per organization, so strangers cannot bury the log. Token exchanges and refreshes are not recorded. Each record is written in the transaction of what it records (a webhook endpoint's disabling: in the transaction that receives its event, once however often it arrives) and chained to the previous record of the organization by its hash, so a record changed, removed or reordered afterwards is detected (the verify-audit command). Records are never changed or deleted through the API. The same records are published on Kafka topic auth.audit.v1. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.",
       parameters: [
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, description: 'Records per page.' },
         { name: 'starting_after', in: 'query', schema: api.idOf('evt'), description: 'The id of the last record of the previous page; this page holds older records. A record of another organization ends the list (an empty page).' },
@@ -264,6 +264,39 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         },
         400: problemResponse('A parameter at fault, each named in errors[] (field, code): limit not an integer from 1 to 100 (out_of_range), starting_after not an evt_ id or api_key_id not a key_ id (invalid_format), an unknown type (invalid_value), a parameter given twice (repeated), or a parameter this list does not take (unknown_parameter)'),
         401: problemResponse('No session'),
+      },
+    },
+  };
+
+  // Settings → Organization (ADR 0039): the seller's details printed on invoices, one profile per organization.
+  const organizationProfile = ref(api.ORGANIZATION_PROFILE_SCHEMA);
+  const profileAnswer = (description: string) => ({ description, content: { 'application/json': { schema: organizationProfile } } });
+  paths['/api/v1/settings/organization'] = {
+    get: {
+      tags: ['settings'],
+      operationId: 'getOrganizationProfile',
+      summary: "The organization's profile: legal name, address, VAT id, billing email, IBAN, BIC and payment terms",
+      description:
+        "One profile per organization. An organization that never set one answers every field null, version 0 and updated_at null. Cache-Control: no-store (the answer holds the IBAN).",
+      security: [{ session: [] }],
+      responses: { 200: profileAnswer('The profile (Cache-Control: no-store)'), 401: problemResponse('No session') },
+    },
+    patch: {
+      tags: ['settings'],
+      operationId: 'updateOrganizationProfile',
+      summary: "Change fields of the organization's profile; null clears one",
+      description:
+        "Only the fields sent change; null clears one; an address is replaced whole. The whole request is checked before anything changes: a field at fault, or one the profile does not have, refuses it all (422, each named in errors[] with its code: unknown_field, invalid_type, out_of_range, invalid_characters (control characters; line breaks only in payment_terms), required (a blank value: send null to clear), invalid_format (VAT id, BIC, email, an IBAN's characters), invalid_country, invalid_length (an IBAN of a SEPA country not of that country's length), invalid_checksum (an IBAN whose check digits do not match: a typo)). " +
+        "IBAN, BIC and VAT id are answered normalized (upper case, without spaces). A request that changes something raises version by one, sets updated_at, records organization.profile_updated in the audit log (the fields changed; of an IBAN only its last 4 characters) and publishes invoicing.settings.organization_profile_changed.v1 (the whole profile) on Kafka topic invoicing.domain.v1, all in one transaction; concurrent requests apply one after the other, each whole. A request that changes nothing (the values already there, or an empty object) records nothing and answers the profile as it is. Cache-Control: no-store.",
+      security: sessionSecurity,
+      requestBody: { required: true, content: { 'application/json': { schema: ref(api.UPDATE_ORGANIZATION_PROFILE_SCHEMA) } } },
+      responses: {
+        200: profileAnswer('The profile after the change (or as it is, when nothing changed; Cache-Control: no-store)'),
+        400: problemResponse('The body is not valid JSON; nothing changed'),
+        401: problemResponse('No session'),
+        403: problemResponse('CSRF or origin'),
+        415: problemResponse('The body is not application/json; nothing changed'),
+        422: problemResponse('Fields at fault, each named in errors[] (field, code); nothing changed'),
       },
     },
   };
@@ -337,12 +370,12 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         operationId: `list${resource[0].toUpperCase()}${resource.slice(1)}`,
         summary: `List ${resource}, newest first`,
         description:
-          'Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.',
+          'Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Filters combine with AND; send the same filters with `starting_after` for the next page. An unknown parameter, one given twice, or a malformed value is 400 naming it. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.',
         security: [{ bearer: [`read:${resource}`] }],
         parameters: [
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
           { name: 'starting_after', in: 'query', schema: api.idOf(RESOURCE_MANIFEST[resource].idPrefix), description: 'The last id of the previous page.' },
-          ...Object.entries(api.LIST_FILTERS[resource]).map(([name, schema]) => ({ name, in: 'query', schema })),
+          ...api.listFilterParameters(resource),
         ],
         responses: {
           200: { description: 'A page', content: { 'application/json': { schema: api.listOf(`#/components/schemas/${object.$id}`) } } },
@@ -618,7 +651,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
     servers: [{ url: options.serverUrl }],
     tags: [
       { name: 'auth', description: 'OAuth 2.0 token issuance (client_credentials, refresh_token), refresh rotation, RFC 7009 revocation and RFC 8414 metadata.' },
-      { name: 'settings', description: "Settings area (cookie session + CSRF): sign-up, login, API key management (create, list, rename and allowed IPs, secret roll, revoke) and the organization's audit log." },
+      { name: 'settings', description: "Settings area (cookie session + CSRF): sign-up, login, API key management (create, list, rename and allowed IPs, secret roll, revoke), the organization's profile (legal name, address, VAT id, IBAN...) and its audit log." },
       { name: 'secret-scanning', description: "Leaked-secret reports from GitHub's secret scanning partner program, signed by GitHub." },
       ...RESOURCES.map((name) => ({ name, description: `Create, list and get ${name} (Bearer access token with read:${name} / write:${name}).` })),
       { name: 'webhooks', description: 'Webhook endpoints (read:webhook_endpoints / write:webhook_endpoints), the events of the last 30 days, and what is POSTed to an endpoint: each event, signed to the Standard Webhooks specification.' },

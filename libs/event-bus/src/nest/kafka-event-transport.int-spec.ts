@@ -37,6 +37,8 @@ class Subscriptions {
       groupId: `transport-int.${randomUUID()}`,
       replayWindowMs: 3600_000,
       maxWaitTimeInMs: 100,
+      // A checkpoint every 250 ms: the freshness asserted below.
+      checkpointIntervalMs: 250,
     });
     transport.subscribe({ topic: shared, delivery: 'once-per-service', clientId: 'transport-int-group', groupId: `transport-int.${randomUUID()}`, maxWaitTimeInMs: 100 });
     transport.subscribe({ topic: batched, delivery: 'once-per-service', batch: true, clientId: 'transport-int-batch', groupId: `transport-int.${randomUUID()}`, maxWaitTimeInMs: 100 });

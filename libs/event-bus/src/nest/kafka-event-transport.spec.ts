@@ -78,8 +78,9 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** The latest consumer of the group, or of a group of its own a relaunch gave it (`<groupId>.<n>`). */
 const consumerOf = (fake: FakeKafka, groupId: string) => {
-  const consumer = [...fake.consumers].reverse().find((c) => c.groupId === groupId);
+  const consumer = [...fake.consumers].reverse().find((c) => c.groupId === groupId || c.groupId.startsWith(`${groupId}.`));
   if (!consumer) throw new Error(`no consumer of ${groupId}`);
   return consumer;
 };
@@ -136,7 +137,9 @@ describe(KafkaEventTransport.name, () => {
     expect(revocations.caughtUp).toBe(true);
     const caughtUpAt = revocations.upToDateAt as number;
     await new Promise((r) => setTimeout(r, 5));
+    // A completed fetch prompts a checkpoint; the consumer holds everything up to its end offsets.
     consumer.fetched();
+    await settle();
     expect(revocations.upToDateAt).toBeGreaterThan(caughtUpAt);
   });
 
@@ -235,6 +238,8 @@ describe(KafkaEventTransport.name, () => {
     await settle();
     const relaunched = consumerOf(fake, 'test.host.1');
     expect(relaunched).not.toBe(first);
+    // A group of its own: the consumer it replaces cannot share its partitions.
+    expect(relaunched.groupId).toBe('test.host.1.1');
     expect(relaunched.seeks).toEqual([{ topic: 'revocations', partition: 0, offset: '7' }]);
     relaunched.fetched();
     expect(revocations.upToDateAt).toBe(before); // replaying: not fresh yet

@@ -27,6 +27,10 @@ export interface EveryInstanceSubscription extends SubscriptionCommon {
   delivery: 'every-instance';
   replayWindowMs: number;
   now?: () => number;
+  /** How often the view's freshness is proven against the brokers' end offsets (the subscriber's default: 1 s). */
+  checkpointIntervalMs?: number;
+  /** How long a consumer may stay behind an answered checkpoint before it is replaced (the subscriber's default: 5 s). */
+  stuckAfterMs?: number;
 }
 
 /** The service's instances share `groupId`: each message is handled once per service ({@link KafkaGroupSubscriber}). */
@@ -244,7 +248,12 @@ export class KafkaEventTransport extends Server<KafkaEventTransportEvents, Kafka
       // replay window counts as caught up) without ever consuming, and must not be read.
       subscriber =
         spec.delivery === 'every-instance'
-          ? new KafkaReplayingSubscriber(subscribed.kafka, { ...spec, handle })
+          ? new KafkaReplayingSubscriber(subscribed.kafka, {
+              ...spec,
+              handle,
+              onStuck: ({ behind, sinceMs }) =>
+                this.logger.warn({ msg: 'kafka consumer stuck behind the end offsets the brokers answered; replacing it from the replay window', topic: spec.topic, group: spec.groupId, behind, since_ms: sinceMs }),
+            })
           : new KafkaGroupSubscriber(subscribed.kafka, { ...spec, handle, handleBatch });
       await subscriber.start();
     } catch (e) {

@@ -22,7 +22,11 @@ export class FakeConsumer extends EventEmitter {
   failConnect = false;
   private eachMessage: EachMessage | null = null;
 
-  constructor(readonly groupId: string) {
+  constructor(
+    readonly groupId: string,
+    /** What the subscriber asked kafkajs for (its retry policy included). */
+    readonly options: { groupId: string; retry?: { restartOnFailure?: (e: Error) => Promise<boolean> } } = { groupId },
+  ) {
     super();
   }
 
@@ -74,7 +78,7 @@ export interface FakeKafka {
   nextFailsToConnect: { value: number };
   /** Where the partition ends now (10 at first). */
   end: { value: number };
-  /** Makes the admin's connect fail (no broker at all), or succeed again. */
+  /** Makes the admin's requests fail (no broker at all), or succeed again. */
   unreachable: { value: boolean };
 }
 
@@ -89,13 +93,16 @@ export function fakeKafka(): FakeKafka {
       if (unreachable.value) throw new Error('ECONNREFUSED');
     },
     disconnect: async () => undefined,
-    fetchTopicOffsets: async () => [{ partition: 0, high: String(end.value), low: '0', offset: String(end.value) }],
+    fetchTopicOffsets: async () => {
+      if (unreachable.value) throw new Error('KafkaJSConnectionError: Connection error: connect ECONNREFUSED');
+      return [{ partition: 0, high: String(end.value), low: '0', offset: String(end.value) }];
+    },
     fetchTopicOffsetsByTimestamp: async () => [{ partition: 0, offset: '7' }],
   };
   const kafka = {
     admin: () => admin,
     consumer: (options: { groupId: string }) => {
-      const consumer = new FakeConsumer(options.groupId);
+      const consumer = new FakeConsumer(options.groupId, options);
       if (unreachable.value || nextFailsToConnect.value > 0) {
         if (!unreachable.value) nextFailsToConnect.value -= 1;
         consumer.failConnect = true;

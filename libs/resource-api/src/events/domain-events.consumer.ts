@@ -1,9 +1,10 @@
 import { Controller, Logger } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
-import { DOMAIN_TOPIC, DOMAIN_TOPIC_TYPES, DomainEvent, DomainEventType, DomainObjectKind, parsePublicId, validateDomainEvent } from '@invoicing/contracts';
+import { DOMAIN_TOPIC, DOMAIN_TOPIC_TYPES, DomainEvent, DomainEventType, DomainObjectKind, isObjectEvent, parsePublicId, validateDomainTopicEvent } from '@invoicing/contracts';
 import { BatchedMessage, IncomingMessage, jsonValueOf, KafkaEventTransport, processTogether } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
 import type { KnownObject, ReferenceResolver } from '../references/known-objects';
+import { retryingTransaction } from '../idempotency/transaction-retry';
 import type { ResourceDefinition } from '../resources/resource-definition';
 
 /** About 16 domain events: what a fetch waits for under load, at most REVOCATION_FETCH_MAX_WAIT_MS. */
@@ -111,32 +112,33 @@ export class DomainEventsConsumer {
       reaction.messages.push(message);
       reactions.set(event.event.type, reaction);
     }
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.db.transaction(async (tx) => {
+    await retryingTransaction(
+      () =>
+        this.db.transaction(async (tx) => {
           for (const { message, event } of decoded) {
             if (event.remember) await message.process(() => this.references.remember(tx, event.kind, event.organizationId, event.event.data.object as KnownObject));
           }
           // One reaction to all the events of a type: in the span of its message when it is one,
           // else in a span of its own linked to each (processTogether).
           for (const [type, { events, messages: of }] of reactions) await processOf(of)(() => this.def.onEvents![type]!(events, tx));
-        });
-        if (reactions.size > 0) this.options.relay?.kick();
-        return;
-      } catch (e) {
-        if (attempt >= RETRIES || !RETRY_CODES.has((e as { code?: unknown }).code as string)) throw e;
-        this.logger.warn({ msg: 'domain events batch retried', attempt, events: decoded.length, error: String(e) });
-      }
-    }
+        }),
+      (attempt, e) => this.logger.warn({ msg: 'domain events batch retried', attempt, events: decoded.length, error: String(e) }),
+    );
+    if (reactions.size > 0) this.options.relay?.kick();
   }
 
-  /** The event a message holds when this service keeps or reacts to it; null otherwise (logged when malformed). */
+  /**
+   * The event a message holds when this service keeps or reacts to it; null otherwise (logged when
+   * malformed). An event of the topic that carries no object (an organization's profile changed in
+   * Settings) feeds no read model: skipped quietly.
+   */
   private decode(message: IncomingMessage): Decoded | null {
-    const result = validateDomainEvent(jsonValueOf(message));
+    const result = validateDomainTopicEvent(jsonValueOf(message));
     if (!result.ok) {
       this.logger.error({ msg: 'domain event rejected', partition: message.partition, offset: message.offset, errors: result.errors });
       return null;
     }
+    if (!isObjectEvent(result.value)) return null;
     const event = result.value;
     const kind = KIND_OF_TYPE.get(event.type);
     // The one place an event's organization is parsed: reactions get the uuid.
@@ -161,10 +163,6 @@ interface Decoded {
 function processOf(messages: BatchedMessage[]): (work: () => Promise<void>) => Promise<void> {
   return messages.every((m) => m.raw) ? (work) => processTogether(messages, work) : (work) => work();
 }
-
-/** A batch's transaction is tried this many times on a deadlock (40P01) or a serialization failure (40001). */
-const RETRIES = 3;
-const RETRY_CODES = new Set(['40P01', '40001']);
 
 /**
  * The consumer's handler: the messages of `invoicing.domain.v1`, a partition's slice at a time and in

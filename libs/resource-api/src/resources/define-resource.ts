@@ -1,5 +1,6 @@
 import { DomainObjectKind, IdPrefix, Resource, RESOURCE_MANIFEST, resourceServiceIdentity } from '@invoicing/contracts';
 import type { ResourceServiceDefinition } from '../bootstrap/resource-service';
+import { CREATED_FILTERS } from './list-filter';
 import type { ResourceDefinition, ResourceEntityBase } from './resource-definition';
 
 /** What a service writes about its resource: the code. What the resource is comes from the manifest. */
@@ -10,7 +11,8 @@ export type ResourceImplementation<E extends ResourceEntityBase, C> = Omit<
 
 /**
  * A resource's definition: its identity (kind, id prefix, create schema, references) from the
- * platform manifest in @invoicing/contracts, its behaviour from the service.
+ * platform manifest in @invoicing/contracts, its behaviour from the service. Its list filters are
+ * the `created` range every resource table has (`created_at`), then the service's own.
  */
 export function defineResource<E extends ResourceEntityBase, C>(resource: Resource, implementation: ResourceImplementation<E, C>): ResourceDefinition<E, C> {
   const entry = RESOURCE_MANIFEST[resource];
@@ -21,6 +23,7 @@ export function defineResource<E extends ResourceEntityBase, C>(resource: Resour
     createSchema: entry.createSchema,
     references: [...entry.references] as DomainObjectKind[],
     ...implementation,
+    filters: { ...CREATED_FILTERS, ...implementation.filters },
   };
 }
 

@@ -6,6 +6,7 @@ import type { KnownObject } from '../references/known-objects';
 import type { RowSequence } from './entity-reader';
 import type { Sql } from '../idempotency/idempotency';
 import type { OrgScope } from '../tenancy/org-scope';
+import type { ListFilter } from './list-filter';
 
 /** Columns every resource entity has: its id, its owner and its creation time. */
 export type ResourceEntityBase = OrganizationOwned;
@@ -33,12 +34,6 @@ export interface BuildContext<C> {
 /** Events of one type of a batch, each with its organization's uuid. */
 export type EventsReaction = (events: ReadonlyArray<{ event: DomainEvent; organizationId: string }>, tx: EntityManager) => Promise<void>;
 
-export interface ListFilter {
-  /** Column in the entity's table. */
-  column: string;
-  /** Parses the query value into the column value; null = 400. */
-  parse(value: string): string | null;
-}
 
 /**
  * Everything that differs between two resources: a sixth resource is one of these plus an entity and
@@ -57,6 +52,10 @@ export interface ResourceDefinition<E extends ResourceEntityBase = ResourceEntit
    */
   build(context: BuildContext<C>): Promise<E>;
   view(entity: E): PublicObject;
+  /**
+   * List filters by query parameter (list-filter.ts), exactly the manifest's (the service refuses to
+   * start otherwise). `defineResource` adds the `created` range every resource has.
+   */
   filters?: Record<string, ListFilter>;
   /**
    * For resources whose rows can be large (an invoice's 500 line items): the integer column (in the

@@ -83,6 +83,34 @@ export function describeResourceContract(options: ResourceContractOptions): { ap
       expect(firstDefault.body.has_more).toBe(true);
     });
 
+    it('filters by created_at: gte and lte include the boundary object, gt and lt exclude it, ANDed with paging and the organization', async () => {
+      const org = app.newOrganizationPublicId();
+      const token = app.token({ organizationPublicId: org });
+      const objects: Array<{ id: string; created_at: string }> = [];
+      let stranger = '';
+      for (let i = 0; i < 3; i++) {
+        objects.push((await create(org, i)).body as { id: string; created_at: string });
+        // Another organization's object between two of ours; and a distinct millisecond for each.
+        if (i === 1) stranger = String((await create(app.newOrganizationPublicId(), 9)).body.id);
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+      const [a, b, c] = objects;
+      const ids = async (query: Record<string, string>) => {
+        const r = await call('GET', url(`?${new URLSearchParams(query).toString()}`), { token });
+        expect({ query, status: r.status }).toEqual({ query, status: 200 });
+        return (r.body.data as Array<{ id: string }>).map((d) => d.id);
+      };
+      expect(await ids({ 'created[gte]': b.created_at })).toEqual([c.id, b.id]);
+      expect(await ids({ 'created[gt]': b.created_at })).toEqual([c.id]);
+      expect(await ids({ 'created[lte]': b.created_at })).toEqual([b.id, a.id]);
+      expect(await ids({ 'created[lt]': b.created_at })).toEqual([a.id]);
+      expect(await ids({ 'created[gt]': a.created_at, 'created[lt]': c.created_at })).toEqual([b.id]);
+      expect(await ids({ 'created[gte]': a.created_at, limit: '1', starting_after: c.id })).toEqual([b.id]);
+      expect(await ids({ 'created[gte]': '1900-01-01T00:00:00Z' })).not.toContain(stranger);
+      const bad = await call('GET', url('?created%5Bgte%5D=2026-01-01'), { token });
+      expect({ status: bad.status, errors: bad.body.errors }).toEqual({ status: 400, errors: [expect.objectContaining({ field: 'created[gte]', code: 'invalid_value' })] });
+    });
+
     it('refuses bad list parameters with 400', async () => {
       const token = app.token();
       for (const q of ['limit=0', 'limit=101', 'limit=abc', 'starting_after=nope', 'sort=asc']) {

@@ -261,7 +261,7 @@ export interface paths {
         };
         /**
          * The organization's audit log, newest first
-         * @description Security events of the signed-in user's organization (ADR 0024): keys created, rolled, given new allowed_ips, revoked, expired or exposed; refresh-token reuse; sign-up, log-ins, failed log-ins, log-outs; alerts on repeated failures; webhook endpoints the platform disabled after 5 days of failed deliveries (webhook_endpoint.disabled, recorded from the webhook service's event, within seconds). Failed log-ins and failed key authentications are aggregated per account or key and window (ADR 0035): the window's first failed log-in and each alert at once, a summary with the counts and sample address blocks when the window ends, and at most AUDIT_FAILURE_RECORDS_PER_ORGANIZATION_PER_WINDOW of the former per organization, so strangers cannot bury the log. Token exchanges and refreshes are not recorded. Each record is written in the transaction of what it records (a webhook endpoint's disabling: in the transaction that receives its event, once however often it arrives) and chained to the previous record of the organization by its hash, so a record changed, removed or reordered afterwards is detected (the verify-audit command). Records are never changed or deleted through the API. The same records are published on Kafka topic auth.audit.v1. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.
+         * @description Security events of the signed-in user's organization (ADR 0024): keys created, rolled, given new allowed_ips, revoked, expired or exposed; refresh-token reuse; sign-up, log-ins, failed log-ins, log-outs; alerts on repeated failures; webhook endpoints the platform disabled after 5 days of failed deliveries (webhook_endpoint.disabled, recorded from the webhook service's event, within seconds); changes of the organization's profile (organization.profile_updated: the fields changed, never a whole IBAN). Failed log-ins and failed key authentications are aggregated per account or key and window (ADR 0035): the window's first failed log-in and each alert at once, a summary with the counts and sample address blocks when the window ends, and at most AUDIT_FAILURE_RECORDS_PER_ORGANIZATION_PER_WINDOW of the former per organization, so strangers cannot bury the log. Token exchanges and refreshes are not recorded. Each record is written in the transaction of what it records (a webhook endpoint's disabling: in the transaction that receives its event, once however often it arrives) and chained to the previous record of the organization by its hash, so a record changed, removed or reordered afterwards is detected (the verify-audit command). Records are never changed or deleted through the API. The same records are published on Kafka topic auth.audit.v1. Pages go from newest to oldest: continue with starting_after set to the last id of the page while has_more is true. Cache-Control: no-store.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -270,6 +270,30 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's profile: legal name, address, VAT id, billing email, IBAN, BIC and payment terms
+         * @description One profile per organization. An organization that never set one answers every field null, version 0 and updated_at null. Cache-Control: no-store (the answer holds the IBAN).
+         */
+        get: operations["getOrganizationProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change fields of the organization's profile; null clears one
+         * @description Only the fields sent change; null clears one; an address is replaced whole. The whole request is checked before anything changes: a field at fault, or one the profile does not have, refuses it all (422, each named in errors[] with its code: unknown_field, invalid_type, out_of_range, invalid_characters (control characters; line breaks only in payment_terms), required (a blank value: send null to clear), invalid_format (VAT id, BIC, email, an IBAN's characters), invalid_country, invalid_length (an IBAN of a SEPA country not of that country's length), invalid_checksum (an IBAN whose check digits do not match: a typo)). IBAN, BIC and VAT id are answered normalized (upper case, without spaces). A request that changes something raises version by one, sets updated_at, records organization.profile_updated in the audit log (the fields changed; of an IBAN only its last 4 characters) and publishes invoicing.settings.organization_profile_changed.v1 (the whole profile) on Kafka topic invoicing.domain.v1, all in one transaction; concurrent requests apply one after the other, each whole. A request that changes nothing (the values already there, or an empty object) records nothing and answers the profile as it is. Cache-Control: no-store.
+         */
+        patch: operations["updateOrganizationProfile"];
         trace?: never;
     };
     "/api/v1/secret-scanning/github": {
@@ -301,7 +325,7 @@ export interface paths {
         };
         /**
          * List invoices, newest first
-         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
+         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Filters combine with AND; send the same filters with `starting_after` for the next page. An unknown parameter, one given twice, or a malformed value is 400 naming it. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
          */
         get: operations["listInvoices"];
         put?: never;
@@ -339,7 +363,7 @@ export interface paths {
         };
         /**
          * List clients, newest first
-         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
+         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Filters combine with AND; send the same filters with `starting_after` for the next page. An unknown parameter, one given twice, or a malformed value is 400 naming it. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
          */
         get: operations["listClients"];
         put?: never;
@@ -377,7 +401,7 @@ export interface paths {
         };
         /**
          * List payments, newest first
-         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
+         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Filters combine with AND; send the same filters with `starting_after` for the next page. An unknown parameter, one given twice, or a malformed value is 400 naming it. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
          */
         get: operations["listPayments"];
         put?: never;
@@ -415,7 +439,7 @@ export interface paths {
         };
         /**
          * List products, newest first
-         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
+         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Filters combine with AND; send the same filters with `starting_after` for the next page. An unknown parameter, one given twice, or a malformed value is 400 naming it. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
          */
         get: operations["listProducts"];
         put?: never;
@@ -453,7 +477,7 @@ export interface paths {
         };
         /**
          * List expenses, newest first
-         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
+         * @description Newest first. A page holds at most `limit` objects, and fewer when they are large (about 512 KiB of content per page, at least one object): continue with `starting_after` while `has_more` is true. Filters combine with AND; send the same filters with `starting_after` for the next page. An unknown parameter, one given twice, or a malformed value is 400 naming it. Lists of large objects (invoices) run one at a time per organization and server, with up to 16 waiting behind (its own lists only); past that, 429 with Retry-After: 1.
          */
         get: operations["listExpenses"];
         put?: never;
@@ -1304,7 +1328,7 @@ export interface components {
             organization_id: string;
             /** @description Position in the organization's chain: 1 for its first record, then each record the previous one + 1. */
             seq: number;
-            /** @description What happened: api_key.created, api_key.rolled, api_key.allowed_ips_changed, api_key.renamed, api_key.revoked, api_key.expired, api_key.exposed, api_key.auth_failures_alert, api_key.auth_failures_summary, refresh_token.reuse_detected, account.signed_up, account.logged_in, account.login_failed, account.login_failures_alert, account.login_failures_summary, account.logged_out, audit.failure_records_suppressed, webhook_endpoint.disabled. Treat the list as open: a later version may add types, never change what one means. */
+            /** @description What happened: api_key.created, api_key.rolled, api_key.allowed_ips_changed, api_key.renamed, api_key.revoked, api_key.expired, api_key.exposed, api_key.auth_failures_alert, api_key.auth_failures_summary, refresh_token.reuse_detected, account.signed_up, account.logged_in, account.login_failed, account.login_failures_alert, account.login_failures_summary, account.logged_out, audit.failure_records_suppressed, webhook_endpoint.disabled, organization.profile_updated. Treat the list as open: a later version may add types, never change what one means. */
             type: string;
             /**
              * Format: date-time
@@ -1325,12 +1349,67 @@ export interface components {
             api_key_id: string | null;
             /** @description The IP address the request came from (the connection's, or what a trusted proxy forwarded); null when no request caused it (an expiry, a secret-scanning report). */
             client_address: string | null;
-            /** @description Details, by type, never a secret, a token or a password: account.signed_up {email}; api_key.created {name, scopes, expires_at, allowed_ips}; api_key.rolled {previous_secret_expires_at, end_sessions}; api_key.allowed_ips_changed {allowed_ips, previous_allowed_ips, version}; api_key.revoked {sessions_ended}; api_key.expired {expires_at}; api_key.exposed {sessions_ended, url, source}; refresh_token.reuse_detected {sessions_ended, session_ids (at most 20)}; api_key.auth_failures_alert {failures_across_addresses, window_seconds}; account.login_failed {user_id}; account.login_failures_alert {user_id, failures_across_addresses, window_seconds}; account.login_failures_summary {user_id, failures, address_blocks, sample_addresses, window_started_at, window_ended_at}; api_key.auth_failures_summary {failures, address_blocks, sample_addresses, window_started_at, window_ended_at}; audit.failure_records_suppressed {records_suppressed, ceiling, user_ids, api_key_ids, window_started_at, window_ended_at}; webhook_endpoint.disabled {endpoint_id, url, reason (failing), failing_since} (the webhook service disabled an endpoint no attempt had succeeded on for 5 days; actor system); {} for log-ins and log-outs. Failures are aggregated per account or key and window (ADR 0035): the first failed log-in and each alert at once, a summary when the window ends. */
+            /** @description Details, by type, never a secret, a token or a password: account.signed_up {email}; api_key.created {name, scopes, expires_at, allowed_ips}; api_key.rolled {previous_secret_expires_at, end_sessions}; api_key.allowed_ips_changed {allowed_ips, previous_allowed_ips, version}; api_key.revoked {sessions_ended}; api_key.expired {expires_at}; api_key.exposed {sessions_ended, url, source}; refresh_token.reuse_detected {sessions_ended, session_ids (at most 20)}; api_key.auth_failures_alert {failures_across_addresses, window_seconds}; account.login_failed {user_id}; account.login_failures_alert {user_id, failures_across_addresses, window_seconds}; account.login_failures_summary {user_id, failures, address_blocks, sample_addresses, window_started_at, window_ended_at}; api_key.auth_failures_summary {failures, address_blocks, sample_addresses, window_started_at, window_ended_at}; audit.failure_records_suppressed {records_suppressed, ceiling, user_ids, api_key_ids, window_started_at, window_ended_at}; webhook_endpoint.disabled {endpoint_id, url, reason (failing), failing_since} (the webhook service disabled an endpoint no attempt had succeeded on for 5 days; actor system); organization.profile_updated {changed_fields, version, and when the IBAN changed iban_last4 and previous_iban_last4 (its last 4 characters, null when none), never the whole IBAN} (Settings → Organization); {} for log-ins and log-outs. Failures are aggregated per account or key and window (ADR 0035): the first failed log-in and each alert at once, a summary when the window ends. */
             data: Record<string, never>;
             /** @description hash of the record with seq - 1; 64 zeros for seq 1. */
             prev_hash: string;
             /** @description SHA-256 (lower-case hex) of the UTF-8 text "invoicing-audit-v1" + LF + prev_hash + LF + the RFC 8785 canonical JSON of the record without object, prev_hash and hash. Keep the latest seq and hash outside the platform: the verify-audit command checks the chain against it (ADR 0024). */
             hash: string;
+        };
+        OrganizationProfile: {
+            /** @constant */
+            object: "organization_profile";
+            /** @description The organization the profile belongs to (one profile per organization: it has no id of its own). */
+            organization_id: string;
+            legal_name: string | null;
+            address: {
+                line1?: string;
+                line2?: string | null;
+                city?: string;
+                postal_code?: string | null;
+                region?: string | null;
+                country?: string;
+            } | null;
+            vat_id: string | null;
+            email: string | null;
+            /** @description Normalized: upper case, no spaces. */
+            iban: string | null;
+            bic: string | null;
+            payment_terms: string | null;
+            /** @description How many changes the profile has had: 0 before the first, then one more per PATCH that changed something. */
+            version: number;
+            /**
+             * Format: date-time
+             * @description When the profile last changed (RFC 3339, UTC, milliseconds); null before the first change.
+             */
+            updated_at: string | null;
+        };
+        UpdateOrganizationProfileRequest: {
+            /** @description The registered name printed on invoices, 1 to 200 characters (trimmed). null clears it. */
+            legal_name?: string | null;
+            /** @description The registered address, replaced whole (line1, city and country required). null clears it. */
+            address?: {
+                line1: string;
+                line2?: string;
+                city: string;
+                postal_code?: string;
+                region?: string;
+                /**
+                 * Format: country
+                 * @description ISO 3166-1 alpha-2, upper case.
+                 */
+                country: string;
+            } | null;
+            /** @description VAT identification number: a 2-letter prefix and 2 to 13 letters or digits (DE123456789); spaces, dots and hyphens are dropped, letters upper-cased. null clears it. */
+            vat_id?: string | null;
+            /** @description Billing contact email printed on invoices. null clears it. */
+            email?: string | null;
+            /** @description IBAN for payments by transfer: spaces are dropped and letters upper-cased; the check digits (ISO 7064 mod 97-10) must match, and for a SEPA country the length must be that country's (22 for DE). Answered in full to the session; never recorded whole in the audit log. null clears it. */
+            iban?: string | null;
+            /** @description BIC (SWIFT code) of the IBAN's bank: 8 or 11 letters and digits, upper-cased. null clears it. */
+            bic?: string | null;
+            /** @description Free text printed on invoices (e.g. "Payable within 30 days."), up to 1000 characters; line breaks allowed. null clears it. */
+            payment_terms?: string | null;
         };
         /** @description The matches GitHub found, as its secret scanning partner program sends them. Fields other than these are ignored. */
         GithubSecretScanningReport: {
@@ -2404,7 +2483,7 @@ export interface operations {
                 /** @description The id of the last record of the previous page; this page holds older records. A record of another organization ends the list (an empty page). */
                 starting_after?: string;
                 /** @description Only records of this type (given once: a repeated type is 400). */
-                type?: "api_key.created" | "api_key.rolled" | "api_key.allowed_ips_changed" | "api_key.renamed" | "api_key.revoked" | "api_key.expired" | "api_key.exposed" | "api_key.auth_failures_alert" | "api_key.auth_failures_summary" | "refresh_token.reuse_detected" | "account.signed_up" | "account.logged_in" | "account.login_failed" | "account.login_failures_alert" | "account.login_failures_summary" | "account.logged_out" | "audit.failure_records_suppressed" | "webhook_endpoint.disabled";
+                type?: "api_key.created" | "api_key.rolled" | "api_key.allowed_ips_changed" | "api_key.renamed" | "api_key.revoked" | "api_key.expired" | "api_key.exposed" | "api_key.auth_failures_alert" | "api_key.auth_failures_summary" | "refresh_token.reuse_detected" | "account.signed_up" | "account.logged_in" | "account.login_failed" | "account.login_failures_alert" | "account.login_failures_summary" | "account.logged_out" | "audit.failure_records_suppressed" | "webhook_endpoint.disabled" | "organization.profile_updated";
                 /** @description Only records about this key. */
                 api_key_id?: string;
             };
@@ -2441,6 +2520,104 @@ export interface operations {
             };
             /** @description No session */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOrganizationProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile (Cache-Control: no-store) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationProfile"];
+                };
+            };
+            /** @description No session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateOrganizationProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOrganizationProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description The profile after the change (or as it is, when nothing changed; Cache-Control: no-store) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationProfile"];
+                };
+            };
+            /** @description The body is not valid JSON; nothing changed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description CSRF or origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json; nothing changed */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Fields at fault, each named in errors[] (field, code); nothing changed */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2541,8 +2718,35 @@ export interface operations {
                 limit?: number;
                 /** @description The last id of the previous page. */
                 starting_after?: string;
+                /** @description Only objects whose created_at is at or after this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gte]"?: string;
+                /** @description Only objects whose created_at is after this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gt]"?: string;
+                /** @description Only objects whose created_at is at or before this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lte]"?: string;
+                /** @description Only objects whose created_at is before this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lt]"?: string;
                 client_id?: string;
-                status?: "open" | "partially_paid" | "paid";
+                /** @description Only objects whose status is one of these, comma-separated (status=open,paid): open, partially_paid, paid. */
+                status?: ("open" | "partially_paid" | "paid")[];
+                /** @description true: only invoices with amount_due > 0 (open or partially paid); false: only those with amount_due = 0 (paid, or overpaid). */
+                unpaid?: boolean;
+                /** @description Only objects whose issue_date is at or after this value (inclusive). Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31. */
+                "issue_date[gte]"?: string;
+                /** @description Only objects whose issue_date is after this value (exclusive). Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31. */
+                "issue_date[gt]"?: string;
+                /** @description Only objects whose issue_date is at or before this value (inclusive). Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31. */
+                "issue_date[lte]"?: string;
+                /** @description Only objects whose issue_date is before this value (exclusive). Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31. */
+                "issue_date[lt]"?: string;
+                /** @description Only objects whose due_date is at or after this value (inclusive). Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31. An invoice without a due_date matches no due_date bound. */
+                "due_date[gte]"?: string;
+                /** @description Only objects whose due_date is after this value (exclusive). Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31. An invoice without a due_date matches no due_date bound. */
+                "due_date[gt]"?: string;
+                /** @description Only objects whose due_date is at or before this value (inclusive). Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31. An invoice without a due_date matches no due_date bound. */
+                "due_date[lte]"?: string;
+                /** @description Only objects whose due_date is before this value (exclusive). Calendar date, YYYY-MM-DD, from 1900-01-01 to 9999-12-31. An invoice without a due_date matches no due_date bound. */
+                "due_date[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -2819,6 +3023,14 @@ export interface operations {
                 limit?: number;
                 /** @description The last id of the previous page. */
                 starting_after?: string;
+                /** @description Only objects whose created_at is at or after this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gte]"?: string;
+                /** @description Only objects whose created_at is after this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gt]"?: string;
+                /** @description Only objects whose created_at is at or before this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lte]"?: string;
+                /** @description Only objects whose created_at is before this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -3095,6 +3307,14 @@ export interface operations {
                 limit?: number;
                 /** @description The last id of the previous page. */
                 starting_after?: string;
+                /** @description Only objects whose created_at is at or after this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gte]"?: string;
+                /** @description Only objects whose created_at is after this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gt]"?: string;
+                /** @description Only objects whose created_at is at or before this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lte]"?: string;
+                /** @description Only objects whose created_at is before this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lt]"?: string;
                 invoice_id?: string;
             };
             header?: never;
@@ -3372,6 +3592,14 @@ export interface operations {
                 limit?: number;
                 /** @description The last id of the previous page. */
                 starting_after?: string;
+                /** @description Only objects whose created_at is at or after this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gte]"?: string;
+                /** @description Only objects whose created_at is after this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gt]"?: string;
+                /** @description Only objects whose created_at is at or before this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lte]"?: string;
+                /** @description Only objects whose created_at is before this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -3648,6 +3876,14 @@ export interface operations {
                 limit?: number;
                 /** @description The last id of the previous page. */
                 starting_after?: string;
+                /** @description Only objects whose created_at is at or after this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gte]"?: string;
+                /** @description Only objects whose created_at is after this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[gt]"?: string;
+                /** @description Only objects whose created_at is at or before this value (inclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lte]"?: string;
+                /** @description Only objects whose created_at is before this value (exclusive). RFC 3339 date-time with Z or an offset (2026-01-01T00:00:00Z, 2026-01-01T01:00:00+01:00: in a URL the + is written %2B), from 1900-01-01 to 9999-12-31. */
+                "created[lt]"?: string;
             };
             header?: never;
             path?: never;

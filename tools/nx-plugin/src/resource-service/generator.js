@@ -15,8 +15,9 @@
  *
  * Everything else about a resource (scopes, ids, events, routes, OpenAPI, Nx targets, lint scopes)
  * derives from the manifest entry and the project's files. The new resource is deliberately plain
- * (description, amount, currency, no list filter, no reference): edit its schemas, entity, migration
- * and resource afterwards. Plain CommonJS: see ../../index.js.
+ * (description, amount, currency, the `created` range every list has and no other list filter, no
+ * reference): edit its schemas, entity, migration and resource afterwards. Plain CommonJS: see
+ * ../../index.js.
  */
 const { generateFiles, joinPathFragments } = require('@nx/devkit');
 const { execFileSync } = require('node:child_process');
@@ -107,7 +108,7 @@ function insertManifestEntry(text, o) {
     : '';
   const entry =
     `  ${o.plural}: {\n    kind: '${o.kind}',\n    idPrefix: '${o.idPrefix}',\n    port: ${o.port},\n` +
-    `    createSchema: CREATE_${o.KIND}_SCHEMA,\n    objectSchema: ${o.KIND}_SCHEMA,\n    filters: {},\n    references: [],${sample}\n  },`;
+    `    createSchema: CREATE_${o.KIND}_SCHEMA,\n    objectSchema: ${o.KIND}_SCHEMA,\n    filters: { ...range('created', DATE_TIME, 'created_at') },\n    references: [],${sample}\n  },`;
   // After the last entry and its trailing comma, if it has one.
   const afterLast = text.slice(last.end, literal.properties.hasTrailingComma ? text.indexOf(',', last.end) + 1 : last.end);
   let at = last.end + afterLast.length;
@@ -147,7 +148,12 @@ function normalize(tree, schema) {
   const kind = schema.kind ?? singular(plural);
   if (!/^[a-z]+$/.test(kind) || kind === plural) throw new Error(`"${kind}": the kind is lowercase letters, and not the plural`);
   const service = `${kind}-service`;
-  const rows = readManifest(/** @type {string} */ (tree.read(MANIFEST, 'utf-8')));
+  const manifestText = /** @type {string} */ (tree.read(MANIFEST, 'utf-8'));
+  const rows = readManifest(manifestText);
+  // The entry declares its `created` range with the manifest's helpers (ADR 0041).
+  if (!/import \{[^}]*\bDATE_TIME\b[^}]*\brange\b[^}]*\} from '\.\/api\/list-filter\.schema'/.test(manifestText)) {
+    throw new Error(`${MANIFEST} does not import DATE_TIME and range from './api/list-filter.schema', which the new entry's filters use`);
+  }
   for (const row of rows) {
     if (row.resource === plural || row.kind === kind) throw new Error(`${MANIFEST} has "${plural}" or the kind "${kind}" already (${row.resource})`);
     const unknown = row.fields.filter((f) => !KNOWN_FIELDS.includes(f));

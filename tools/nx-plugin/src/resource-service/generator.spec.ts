@@ -37,6 +37,8 @@ describe('resource-service generator: the manifest, with the TypeScript compiler
     ]);
     expect(out).toContain("    references: ['alpha'],\n  },\n  receipts: {\n    kind: 'receipt',");
     expect(out).toContain('    references: [],\n  },\n} as const satisfies');
+    // Every list has the created range (ADR 0041): the entry declares it with the manifest's helpers.
+    expect(out).toContain("    filters: { ...range('created', DATE_TIME, 'created_at') },\n    references: [],\n  },\n} as const satisfies");
   });
 
   it('adds a comma after a last entry that has none', () => {

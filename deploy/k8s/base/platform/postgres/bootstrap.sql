@@ -148,6 +148,11 @@ BEGIN
                 WHERE n.nspname = sch AND c.relkind = 'r' AND obj_description(c.oid, 'pg_class') LIKE 'append-only%' LOOP
       EXECUTE format('REVOKE UPDATE, DELETE, TRUNCATE ON %I.%I FROM %I', sch, tbl, app_r);
     END LOOP;
+    -- ... and DELETE on what a table's comment declares no-delete (an organization's profile).
+    FOR tbl IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = sch AND c.relkind = 'r' AND obj_description(c.oid, 'pg_class') LIKE 'no-delete%' LOOP
+      EXECUTE format('REVOKE DELETE, TRUNCATE ON %I.%I FROM %I', sch, tbl, app_r);
+    END LOOP;
 
     -- Unqualified names resolve to the service's own schema.
     EXECUTE format('ALTER ROLE %I IN DATABASE %I SET search_path = %I', owner_r, db, sch);
