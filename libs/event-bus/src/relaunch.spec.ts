@@ -138,6 +138,58 @@ describe(`${KafkaReplayingSubscriber.name}: upToDateAt (how fresh its view of th
     await s.stop();
   });
 
+  it('counts a replacement that reached its targets up to date as of when the targets were asked, not as of its catch-up', async () => {
+    const { kafka, consumers, end, unreachable } = fakeKafka();
+    let stuckAt = 0;
+    const s = new KafkaReplayingSubscriber(kafka, {
+      topic: 't',
+      groupId: 'g',
+      replayWindowMs: 60000,
+      maxWaitTimeInMs: 100,
+      handle: () => undefined,
+      onStuck: () => (stuckAt = Date.now()),
+    });
+    await s.start();
+    await consumers[0].deliver(7, 8, 9);
+    end.value = 11;
+    await jest.advanceTimersByTimeAsync(DEFAULT_STUCK_AFTER_MS + 2 * DEFAULT_CHECKPOINT_INTERVAL_MS);
+    expect(consumers).toHaveLength(2);
+    // The new consumer takes 3 s to join and replay: what was published meanwhile it may not have
+    // read, so its catch-up proves the view only as of the asking of its targets (no checkpoint is
+    // answered meanwhile).
+    unreachable.value = true;
+    await jest.advanceTimersByTimeAsync(3000);
+    await consumers[1].deliver(7, 8, 9, 10);
+    expect(s.upToDateAt).toBe(stuckAt);
+    await s.stop();
+  });
+
+  it('replaces a stuck consumer once, also when kafkajs gave up on it after a crash just before', async () => {
+    /** A subscriber whose consumer stays behind a checkpoint from now on. */
+    const behind = async () => {
+      const { kafka, consumers, end } = fakeKafka();
+      const s = subscriber(kafka);
+      await s.start();
+      await consumers[0].deliver(7, 8, 9);
+      end.value = 11;
+      return { s, consumers };
+    };
+    // When it is found stuck, left alone.
+    const first = await behind();
+    let foundAfterMs = 0;
+    for (; first.consumers.length === 1; foundAfterMs += 100) await jest.advanceTimersByTimeAsync(100);
+    await first.s.stop();
+    // The same, with kafkajs giving up on it half a second before that: the relaunch after the
+    // crash comes after the replacement and must not start a third consumer beside the second.
+    const second = await behind();
+    await jest.advanceTimersByTimeAsync(foundAfterMs - 500);
+    second.consumers[0].crash(false);
+    await jest.advanceTimersByTimeAsync(CONSUMER_RELAUNCH_DELAY_MS * 3);
+    expect(second.consumers).toHaveLength(2);
+    expect(second.consumers[1].connected).toBe(true);
+    await second.s.stop();
+  });
+
   it('gives a consumer still replaying 30 s after its launch before it is judged stuck', async () => {
     const { kafka, consumers } = fakeKafka();
     const s = subscriber(kafka);

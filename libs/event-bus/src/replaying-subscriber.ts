@@ -43,6 +43,8 @@ export const DEFAULT_CHECKPOINT_INTERVAL_MS = 1000;
 export const DEFAULT_STUCK_AFTER_MS = 5_000;
 /** A consumer that has not yet read up to the offsets it was positioned against is judged stuck only this long after its launch (a replay, a group join). */
 const REPLAY_GRACE_MS = 30_000;
+/** How long a replacement waits for the consumer it replaces to leave its group. */
+const DISCONNECT_WAIT_MS = 5_000;
 /** Checkpoints awaiting the consumer at most: a lagging consumer keeps the oldest ones it has not reached. */
 const MAX_PENDING_CHECKPOINTS = 16;
 
@@ -81,6 +83,10 @@ export class KafkaReplayingSubscriber {
   private launches = 0;
   /** Whether the current consumer has read up to the targets it was positioned against. */
   private reachedTargets = false;
+  /** When the targets were asked of the brokers: reaching them proves the view as of then, not of now. */
+  private targetsAskedAt = 0;
+  /** The replacement of the current consumer under way, if any: one at a time. */
+  private replacement: Promise<void> | null = null;
   private caughtUpAt: number | null = null;
   private upToDate: number | null = null;
   private stopped = true;
@@ -194,21 +200,42 @@ export class KafkaReplayingSubscriber {
       .filter(([partition, end]) => (this.positions.get(partition) ?? -1n) < end)
       .map(([partition, end]) => ({ partition, position: String(this.positions.get(partition) ?? 'none'), end: String(end) }));
     this.options.onStuck?.({ behind, sinceMs: now - oldest.answeredAt });
+    void this.replace(stuck);
+  }
+
+  /**
+   * Replaces `old`, the current consumer (found stuck, or given up on by kafkajs after a crash), by
+   * a new one from the replay window, retrying until one runs or the subscription stops. One
+   * replacement at a time, whichever way it was asked for: a stuck consumer can also crash, and two
+   * replacements would leave one consumer running that nobody stops. A consumer already replaced
+   * is left alone. Never throws.
+   */
+  private replace(old: Consumer): Promise<void> {
+    if (this.replacement) return this.replacement;
+    if (this.consumer !== old || this.stopped) return Promise.resolve();
+    this.replacement = this.replaceNow(old).finally(() => {
+      this.replacement = null;
+    });
+    return this.replacement;
+  }
+
+  private async replaceNow(old: Consumer): Promise<void> {
     this.consumer = null;
     this.pending = [];
-    void (async () => {
-      await stuck.disconnect().catch(() => undefined);
-      for (;;) {
-        if (this.stopped) return;
-        try {
-          await this.launch(await this.position());
-          if (this.stopped) await this.stop();
-          return;
-        } catch {
-          await new Promise((r) => setTimeout(r, CONSUMER_RELAUNCH_DELAY_MS));
-        }
+    // A stuck consumer's leave request can wait on a broker that does not answer: the new consumer
+    // does not wait for it longer than this (the old one is no longer current; it cannot restart).
+    await Promise.race([old.disconnect().catch(() => undefined), new Promise((r) => setTimeout(r, DISCONNECT_WAIT_MS).unref?.())]);
+    while (!this.stopped) {
+      try {
+        await this.launch(await this.position());
+        if (this.stopped) await this.stop();
+        return;
+      } catch {
+        // runConsumer disconnected the one that failed.
+        this.consumer = null;
+        await new Promise((r) => setTimeout(r, CONSUMER_RELAUNCH_DELAY_MS));
       }
-    })();
+    }
   }
 
   /**
@@ -216,7 +243,9 @@ export class KafkaReplayingSubscriber {
    * must read before it is up to date again (each partition's end offset now).
    */
   private async position(): Promise<Array<{ partition: number; offset: string }>> {
+    const askedAt = this.now();
     const { starts, ends } = await this.windowOffsets();
+    this.targetsAskedAt = askedAt;
     this.targets.clear();
     this.reachedTargets = false;
     for (const e of ends) this.targets.set(e.partition, BigInt(e.high));
@@ -253,7 +282,9 @@ export class KafkaReplayingSubscriber {
     // replay window, not the group's offsets, says where a consumer starts.
     const groupId = this.launches === 0 ? this.options.groupId : `${this.options.groupId}.${this.launches}`;
     this.launches += 1;
-    const consumer = subscriptionConsumer(this.kafka, { ...this.options, groupId }, this.subscription, async () => this.launch(await this.position()));
+    // kafkajs gave up on it after a crash: replaced like a stuck one (subscriptionConsumer has
+    // disconnected it), unless it has been replaced meanwhile.
+    const consumer: Consumer = subscriptionConsumer(this.kafka, { ...this.options, groupId }, this.subscription, () => this.replace(consumer));
     this.consumer = consumer;
     this.launchedAt = this.now();
     // The new consumer reads from the start of the replay window: checkpoints count its positions.
@@ -327,15 +358,16 @@ export class KafkaReplayingSubscriber {
 
   /**
    * Called whenever the consumer may have read up to its targets: the first time it has since it
-   * was positioned, marks it caught up and up to date. Later messages prove nothing about the other
-   * partitions: only checkpoints move `upToDateAt` after that.
+   * was positioned, marks it caught up, and up to date as of the moment the targets were asked of
+   * the brokers (what was published after that, while the consumer joined and replayed, it may not
+   * have read yet). Later messages prove nothing about the other partitions: only checkpoints move
+   * `upToDateAt` after that.
    */
   private checkCaughtUp(): void {
     if (this.targets.size > 0 || this.reachedTargets) return;
     this.reachedTargets = true;
-    const now = this.now();
-    if (this.caughtUpAt === null) this.caughtUpAt = now;
-    if (now > (this.upToDate ?? 0)) this.upToDate = now;
+    if (this.caughtUpAt === null) this.caughtUpAt = this.now();
+    if (this.targetsAskedAt > (this.upToDate ?? 0)) this.upToDate = this.targetsAskedAt;
   }
 
   private now(): number {

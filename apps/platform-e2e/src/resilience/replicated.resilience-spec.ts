@@ -11,7 +11,7 @@ import { LocalGatewayOptions, prepareNginx, spawnNginx } from '@invoicing/gatewa
 import Redis from 'ioredis';
 import { ChildProcess, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -480,6 +480,8 @@ describe('replicated (items 10-14 of docs/resilience.md)', () => {
       const revokedAt = new Map<string, number>();
       /** Per key and instance: the last 200 and the first 401 seen. */
       const lastOk = new Map<string, number>();
+      /** Per key and instance: the last status seen (for the diagnostics of a failed wait). */
+      const lastStatus = new Map<string, number>();
       const refusedAt = new Map<string, number>();
       let polling = true;
       const poller = (async () => {
@@ -491,6 +493,7 @@ describe('replicated (items 10-14 of docs/resilience.md)', () => {
                 const id = `${k.id} ${b.url}`;
                 if (!revokedAt.has(k.id) || refusedAt.has(id)) return;
                 const s = (await json('GET', `${b.url}/api/v1/${b.path}?limit=1`, undefined, bearer(tokens[j]))).status;
+                lastStatus.set(id, s);
                 if (s === 200) lastOk.set(id, now);
                 // 401, or 503 from a view that failed closed (ADR 0017): either way the token is refused.
                 if (s === 401 || s === 503) refusedAt.set(id, now);
@@ -531,7 +534,26 @@ describe('replicated (items 10-14 of docs/resilience.md)', () => {
         await kafkaCluster('start-broker', String(broker));
       }
       await revoking;
-      await until('every instance refuses every revoked key', async () => refusedAt.size === keys.length * resourceBases.length, 90000, 200);
+      await until('every instance refuses every revoked key', async () => refusedAt.size === keys.length * resourceBases.length, 90000, 200).catch(async (error: Error) => {
+        // Say who still vouched, and whether the revocation reached the topic at all: the relay's
+        // side and the views' side of the bound fail differently.
+        const onTopic = await readTopicSince(KAFKA_BROKERS, REVOCATIONS_TOPIC, roundStarted, 10000, keys.length, (m) => {
+          const id = m.key?.toString();
+          return id && keys.some((k) => k.id === id) ? id : null;
+        });
+        const missing = keys.flatMap((k) =>
+          resourceBases
+            .filter((b) => !refusedAt.has(`${k.id} ${b.url}`))
+            .map((b) => `${b.url} ${k.id}: last status ${lastStatus.get(`${k.id} ${b.url}`)}, on the topic: ${onTopic.has(k.id)}, revoked ${revokedAt.get(k.id)! - roundStarted} ms into the round`),
+        );
+        const vouching = instances.filter((i) => missing.some((m) => m.startsWith(`http://127.0.0.1:${i.port} `)));
+        const logs = vouching.map((i) => {
+          const lines = readFileSync(join(ROOT, 'tmp', 'e2e-logs', `${i.label}-replicated.log`), 'utf8').split('\n');
+          const kafka = lines.filter((l) => /kafka|revocation|consumer|stuck|error/i.test(l)).slice(-12).map((l) => l.slice(0, 400));
+          return `--- ${i.label} (port ${i.port}, ${i.process.running ? 'running' : 'EXITED'}): its last lines about Kafka\n${kafka.join('\n')}`;
+        });
+        throw new Error(`${error.message} (broker ${broker}); still vouching:\n${missing.slice(0, 40).join('\n')}\n${logs.join('\n')}`);
+      });
       polling = false;
       await Promise.all([poller, readiness]);
       revokedAll.push(...keys);

@@ -44,6 +44,11 @@ export class ServiceProcess {
     });
   }
 
+  /** False once the process has exited (a trial's diagnostics say so). */
+  get running(): boolean {
+    return !this.exited;
+  }
+
   /** Polls /health/ready until 200. */
   async waitReady(timeoutMs = 60000): Promise<number> {
     const started = Date.now();

@@ -1,6 +1,6 @@
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { moneyColumn } from '../money/arithmetic';
-import { EntityReader } from './entity-reader';
+import { EntityReader, MAX_NAMED_STATEMENTS } from './entity-reader';
 
 @Entity({ schema: 'spec', name: 'things' })
 class Thing {
@@ -77,5 +77,16 @@ describe(EntityReader.name, () => {
     const { reader } = await readerWith(() => Promise.reject(new Error('Connection terminated')));
     const results = await Promise.all([settled(reader.byIdInOrganization(ROW_A, ORG_A)), settled(reader.byIdInOrganization(ROW_B, ORG_B))]);
     expect(results.map((r) => (r as { error?: Error }).error?.message)).toEqual(['Connection terminated', 'Connection terminated']);
+  });
+
+  it('prepares at most MAX_NAMED_STATEMENTS texts by name; further ones run unnamed, and the first ones keep their names', async () => {
+    const { reader, statements } = await readerWith(async () => ({ rows: [] }));
+    // Each filter combination a caller tries is a text of its own.
+    for (let i = 0; i < MAX_NAMED_STATEMENTS + 50; i++) await reader.many(`organization_id = $1 AND amount > ${i}`, [ORG_A]);
+    await reader.many('organization_id = $1 AND amount > 0', [ORG_A]);
+    const named = (statements as Array<{ name?: string }>).map((s) => s.name);
+    expect(new Set(named.slice(0, MAX_NAMED_STATEMENTS)).size).toBe(MAX_NAMED_STATEMENTS);
+    expect(named.slice(MAX_NAMED_STATEMENTS, MAX_NAMED_STATEMENTS + 50).every((name) => name === undefined)).toBe(true);
+    expect(named[named.length - 1]).toBe(named[0]);
   });
 });

@@ -6,11 +6,24 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 
 type Row = Record<string, unknown>;
 
-/** A named prepared statement, shared by every query with its text (pg copies it before use). */
+/**
+ * A named prepared statement, shared by every query with its text (pg copies it before use); without
+ * a name, an unnamed one (parsed and planned again each time).
+ */
 interface Statement {
-  readonly name: string;
+  readonly name?: string;
   readonly text: string;
 }
+
+/**
+ * Distinct SQL texts a reader prepares by name, at most. A list's text depends on which of its filters
+ * the query gives and an insert's on which optional fields the body has: thousands of combinations,
+ * which a caller could walk through, and Postgres keeps every statement prepared on a connection
+ * until it closes (a plan each, per connection, in every service instance). Past the cap, a new text
+ * runs unnamed: correct, a parse and plan slower, and nobody else's memory grows. The shapes an
+ * instance serves first (its steady traffic) keep their names.
+ */
+export const MAX_NAMED_STATEMENTS = 100;
 
 /** Column types whose hydrated value is the value pg parsed (TypeORM's prepareHydratedValue is a no-op). */
 const AS_PARSED = new Set(['uuid', 'text', 'varchar', 'character varying', 'json', 'jsonb', 'integer', 'int', 'int4', 'smallint', 'int2', 'bigint', 'int8']);
@@ -155,7 +168,7 @@ export class EntityReader<E> {
       text = `INSERT INTO ${this.table} (${names.join(', ')}) VALUES (${params.join(', ')}) ON CONFLICT DO NOTHING RETURNING ${this.columns}`;
     }
     const statement = this.statement(text);
-    const rows = await sql.prepared<Row>(statement.name, statement.text, values);
+    const rows = statement.name ? await sql.prepared<Row>(statement.name, statement.text, values) : await sql.query<Row>(statement.text, values);
     return rows[0] ? this.hydrate(rows[0]) : null;
   }
 
@@ -279,10 +292,11 @@ export class EntityReader<E> {
     return result.rows;
   }
 
-  /** One prepared statement per distinct SQL text (a handful per resource: filters x paging). */
+  /** One prepared statement per distinct SQL text, for the first {@link MAX_NAMED_STATEMENTS} texts. */
   private statement(text: string): Statement {
     let statement = this.statements.get(text);
     if (!statement) {
+      if (this.statements.size >= MAX_NAMED_STATEMENTS) return { text };
       statement = { name: `r_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text };
       this.statements.set(text, statement);
     }
