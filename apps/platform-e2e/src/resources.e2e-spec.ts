@@ -5,6 +5,8 @@ import { claimsOf, http, HttpResult, TokenPair } from './support/api';
 import { createKey, itWhen, Platform, STACK, startPlatform } from './support/platform';
 import { platformPorts } from './support/ports';
 import { sleep } from './support/processes';
+import { DashboardUser } from './support/dashboard';
+import { spawnSync } from 'node:child_process';
 
 /** Every service of the platform as a process (the auth service and every resource service from 4121), behind the gateway (4129): one base URL. */
 const PORTS = platformPorts({ first: 4121, gateway: 4129 });
@@ -40,6 +42,7 @@ async function servedContract() {
   const checked: string[] = [];
   return {
     checked,
+    paths,
     expectDeclared(path: string, method: string, r: HttpResult): void {
       const mediaType = (r.headers.get('content-type') ?? '').split(';')[0];
       const ref = `openapi.json#/${pointer('paths', path, method, 'responses', String(r.status), 'content', mediaType, 'schema')}`;
@@ -427,5 +430,92 @@ describe('list filters for sync (ADR 0041), behind the gateway', () => {
     await refused('invoices', 'created[eq]=2026-01-01T00:00:00Z', 'created[eq]');
     await refused('clients', 'issue_date[gte]=2026-01-01', 'issue_date[gte]');
     await refused('invoices', 'created[gte]=2026-01-01T00:00:00Z&created[gte]=2026-01-02T00:00:00Z', 'created[gte]');
+  });
+});
+
+describe('an invoice as a PDF and as an EN 16931 e-invoice (ADR 0040), behind the gateway', () => {
+  /** pdftotext's reading of a PDF (poppler-utils: tools/setup.sh installs it). */
+  const textOf = (pdf: Buffer) => {
+    const out = spawnSync('pdftotext', ['-layout', '-', '-'], { input: pdf });
+    if (out.error) throw out.error;
+    return out.stdout.toString('utf8');
+  };
+  const SELLER = {
+    legal_name: 'Nordlicht Software GmbH',
+    address: { line1: 'Friedrichstraße 123', city: 'Berlin', postal_code: '10117', country: 'DE' },
+    vat_id: 'DE123456789',
+    email: 'billing@nordlicht.example',
+    iban: 'DE89 3704 0044 0532 0130 00',
+    bic: 'COBADEFFXXX',
+    payment_terms: 'Payable within 30 days.',
+  };
+
+  it('answers the invoice by Accept, with the seller and buyer as they stood at its creation, every answer declared by the served document', async () => {
+    const contract = await servedContract();
+    const user = await DashboardUser.signUp(BASE, 'E2E Documents');
+    expect((await user.call('PATCH', '/api/v1/settings/organization', SELLER)).status).toBe(200);
+    const key = await user.createKey({ scopes: ['read:invoices', 'write:invoices', 'read:clients', 'write:clients'] });
+    const { access_token: token } = await exchange({ client_id: key.client_id, client_secret: key.client_secret });
+    const client = await http('POST', `${BASE}/api/v1/clients`, {
+      token,
+      body: { name: 'Globex Corporation', tax_id: 'FR40303265045', address: { line1: '1 Rue de la Paix', city: 'Paris', postal_code: '75002', country: 'FR' } },
+    });
+    expect(client.status).toBe(201);
+    const newInvoice = async () => {
+      const r = await http('POST', `${BASE}/api/v1/invoices`, {
+        token,
+        body: { client_id: client.body.id, currency: 'EUR', due_date: '2099-01-31', line_items: [{ description: 'Consulting — مرحبا — 你好', quantity: 2, unit_price: 50000, tax_rate_bps: 1900 }] },
+      });
+      expect(r.status).toBe(201);
+      return String(r.body.id);
+    };
+    const get = async (id: string, accept: string, query = '') => {
+      const response = await fetch(`${BASE}/api/v1/invoices/${id}${query}`, { headers: { authorization: `Bearer ${token}`, accept } });
+      const bytes = Buffer.from(await response.arrayBuffer());
+      const type = (response.headers.get('content-type') ?? '').split(';')[0];
+      // A document's media type is one the operation declares; a JSON answer is checked whole.
+      if (type === 'application/pdf' || type === 'application/xml') {
+        const declared = (contract.paths['/api/v1/invoices/{id}'].get as unknown as { responses: Record<string, { content: Record<string, unknown> }> }).responses[String(response.status)].content;
+        expect(Object.keys(declared)).toContain(type);
+      } else {
+        contract.expectDeclared('/api/v1/invoices/{id}', 'get', { status: response.status, headers: response.headers, body: JSON.parse(bytes.toString('utf8')), text: '' } as unknown as HttpResult);
+      }
+      return { status: response.status, headers: response.headers, bytes, type };
+    };
+
+    // The profile reaches the invoice service through the domain topic: the first invoice made after it has its seller.
+    let id = '';
+    for (let attempt = 0; attempt < 50; attempt++) {
+      id = await newInvoice();
+      if ((await get(id, 'application/xml')).status === 200) break;
+      await sleep(200);
+    }
+    const pdf = await get(id, 'application/pdf');
+    expect([pdf.status, pdf.type, pdf.headers.get('vary')]).toEqual([200, 'application/pdf', 'Accept']);
+    expect(pdf.headers.get('content-disposition')).toMatch(/^inline; filename="INV-\d{6}\.pdf"$/);
+    const text = textOf(pdf.bytes);
+    for (const shown of ['Nordlicht Software GmbH', 'DE123456789', 'Globex Corporation', 'DE89 3704 0044 0532 0130 00', 'مرحبا']) expect(text).toContain(shown);
+    // CJK is not in the embedded font: U+FFFD, as documented.
+    expect(text).toContain('\uFFFD');
+    const cii = await get(id, 'application/xml');
+    expect(cii.bytes.toString('utf8')).toContain('<rsm:CrossIndustryInvoice');
+    const ubl = await get(id, 'application/xml', '?syntax=ubl');
+    expect(ubl.bytes.toString('utf8')).toContain('urn:oasis:names:specification:ubl:schema:xsd:Invoice-2');
+
+    // The seller renames itself: the invoice already issued keeps the old name, the next one has the new.
+    expect((await user.call('PATCH', '/api/v1/settings/organization', { legal_name: 'Nordlicht Holding AG' })).status).toBe(200);
+    let later = '';
+    for (let attempt = 0; attempt < 50; attempt++) {
+      later = await newInvoice();
+      if (textOf((await get(later, 'application/pdf')).bytes).includes('Nordlicht Holding AG')) break;
+      await sleep(200);
+    }
+    expect(textOf((await get(later, 'application/pdf')).bytes)).toContain('Nordlicht Holding AG');
+    expect(textOf((await get(id, 'application/pdf')).bytes)).not.toContain('Nordlicht Holding AG');
+
+    // JSON as before; 406 and 400 in the contract's format.
+    expect((await get(id, 'application/json')).status).toBe(200);
+    expect((await get(id, 'text/html')).status).toBe(406);
+    expect((await get(id, 'application/xml', '?syntax=x')).status).toBe(400);
   });
 });

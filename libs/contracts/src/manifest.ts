@@ -5,6 +5,7 @@ import { CREATE_INVOICE_SCHEMA, INVOICE_SCHEMA, INVOICE_STATUSES } from './api/i
 import { DATE_TIME, flag, range, someOf } from './api/list-filter.schema';
 import { CREATE_PAYMENT_SCHEMA, PAYMENT_SCHEMA } from './api/payments.schema';
 import { CREATE_PRODUCT_SCHEMA, PRODUCT_SCHEMA } from './api/products.schema';
+import { INVOICE_REPRESENTATIONS, type ObjectRepresentation } from './api/representations';
 
 /**
  * What one resource of the public API is, for every part of the platform that needs to know it.
@@ -31,6 +32,12 @@ export interface ResourceManifestEntry {
   filters: Record<string, Record<string, unknown>>;
   /** Kinds of other resources its objects reference (kept in its read model from their events). */
   references: readonly string[];
+  /**
+   * Representations of one object besides its JSON, by media type: `GET /{id}` with that `Accept`
+   * (representations.ts). The service renders each, and refuses to start when its renderers differ
+   * from these. Absent: JSON only.
+   */
+  representations?: Readonly<Record<string, ObjectRepresentation>>;
   /**
    * What the docs' code samples send and show (docs/api.md, the API reference): a create body that
    * validates against `createSchema` (`xxx_...` stands for an id of the caller's own), a list filter
@@ -60,6 +67,7 @@ export const RESOURCE_MANIFEST = {
       ...range('due_date', { ...DATE, description: `${DATE.description} An invoice without a due_date matches no due_date bound.` }),
     },
     references: ['client', 'product'],
+    representations: INVOICE_REPRESENTATIONS,
     sample: {
       create: { client_id: 'cli_...', currency: 'EUR', line_items: [{ description: 'Consulting', quantity: 1, unit_price: 50000 }] },
       listQuery: { status: 'open' },
@@ -143,6 +151,11 @@ export function resourceOfKind<K extends DomainObjectKind>(kind: K): ResourceOfK
   const resource = RESOURCE_BY_KIND.get(kind);
   if (!resource) throw new Error(`unknown kind of object: ${kind}`);
   return resource as ResourceOfKind<K>;
+}
+
+/** The representations of a resource's objects besides JSON, by media type (none: an empty record). */
+export function representationsOf(resource: Resource): Readonly<Record<string, ObjectRepresentation>> {
+  return (RESOURCE_MANIFEST[resource] as ResourceManifestEntry).representations ?? {};
 }
 
 /** `invoices` → `invoice-service`: the service that owns the resource. */

@@ -18,3 +18,6 @@ export * from './rate-limit/rate-limiter';
 export * from './rate-limit/rate-limit.guard';
 export * from './rate-limit/concurrency-gate';
 export * from './references/service-credential';
+export * from './representations/negotiate';
+export * from './representations/representations';
+export * from './representations/worker-pool';

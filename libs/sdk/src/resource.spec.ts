@@ -73,6 +73,23 @@ describe('Resource', () => {
     await expect(api.invoices.get('')).rejects.toBeInstanceOf(InvoicingError);
   });
 
+  it('fetches a document with its media type as Accept and answers its bytes; an error is an InvoicingApiError as for JSON', async () => {
+    const { api, server } = testClient();
+    const pdf = Buffer.from('%PDF-1.3 \xff\x00 binary', 'latin1');
+    server.on('GET', `${INVOICES}/${invoice(7).id}`, (request) =>
+      request.headers['accept'] === 'application/pdf'
+        ? new Response(pdf, { status: 200, headers: { 'content-type': 'application/pdf' } })
+        : request.query.get('syntax') === 'ubl'
+          ? new Response('<Invoice/>', { status: 200, headers: { 'content-type': 'application/xml' } })
+          : problem(422),
+    );
+
+    expect(Buffer.from(await api.invoices.document(invoice(7).id, 'application/pdf'))).toEqual(pdf);
+    expect(Buffer.from(await api.invoices.document(invoice(7).id, 'application/xml', { syntax: 'ubl' })).toString()).toBe('<Invoice/>');
+    await expect(api.invoices.document(invoice(7).id, 'application/xml')).rejects.toMatchObject({ status: 422 });
+    await expect(api.invoices.document('..', 'application/pdf')).rejects.toBeInstanceOf(InvoicingError);
+  });
+
   it.each(['', ' x', 'a\nb', 'ключ', 'x'.repeat(256), 42])('refuses the Idempotency-Key %j at once, sending nothing', async (key) => {
     const { api, server } = testClient();
     server.on('POST', INVOICES, () => json(201, invoice(1)));

@@ -67,6 +67,32 @@ export class Resource<Ops extends ResourceOperations> {
     });
   }
 
+  /**
+   * One object as a document of another media type (`GET /api/v1/<name>/{id}` with that Accept), as
+   * its bytes: for invoices, `application/pdf`, and `application/xml` (the EN 16931 e-invoice; pass
+   * `{ syntax: 'ubl' }` for UBL 2.1 instead of CII). A type the resource does not offer is a 406
+   * InvoicingApiError; an e-invoice the data cannot make is a 422 naming the missing fields.
+   *
+   * ```ts
+   * const pdf = await api.invoices.document('inv_...', 'application/pdf');
+   * await writeFile('INV-000042.pdf', pdf);
+   * ```
+   */
+  document(id: string, mediaType: string, query?: Record<string, string>): Promise<Uint8Array> {
+    if (typeof id !== 'string' || id === '' || id === '.' || id === '..') {
+      return Promise.reject(new InvoicingError(`${this.#path}: document needs an id (non-empty, neither '.' nor '..')`));
+    }
+    return this.#transport.call<Uint8Array>({
+      method: 'GET',
+      path: `${this.#path}/${encodeURIComponent(id)}`,
+      query,
+      document: { accept: mediaType },
+      retry: READ_RETRY,
+      errors: 'problem',
+      auth: this.#auth,
+    });
+  }
+
   /** One page (`GET /api/v1/<name>`): pass the last id of a page as `starting_after` for the next. */
   listPage(query?: ListQuery<Ops>): Promise<Page<Ops>> {
     return this.#transport.call<Page<Ops>>({

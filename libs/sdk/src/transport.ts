@@ -45,6 +45,11 @@ export interface CallSpec {
    * fault, a custom fetch may describe the request).
    */
   credentials?: boolean;
+  /**
+   * A document rather than JSON: sent with this Accept, a success's body is answered as its bytes
+   * (a Uint8Array); an error's is read as JSON as usual (problem+json).
+   */
+  document?: { accept: string };
 }
 
 interface Answer {
@@ -106,7 +111,7 @@ export class Transport {
   }
 
   private async send(spec: CallSpec, token: string | undefined, body: string | undefined): Promise<Answer> {
-    const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
+    const headers: Record<string, string> = { accept: spec.document?.accept ?? 'application/json', ...spec.headers };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     if (this.config.userAgent) headers['user-agent'] = this.config.userAgent;
@@ -123,6 +128,9 @@ export class Transport {
         // in the body (307/308) to wherever the redirect points.
         redirect: 'error',
       });
+      if (spec.document && isSuccess(response.status)) {
+        return { status: response.status, headers: response.headers, body: new Uint8Array(await response.arrayBuffer()) };
+      }
       const text = await response.text();
       // A success whose body is cut short throws here, a transport failure retried where safe.
       const parsed = isSuccess(response.status) ? (text === '' ? undefined : JSON.parse(text)) : parseLoosely(text);

@@ -91,6 +91,12 @@ export class SettingsAccount {
     if (r.status !== 200) throw new Error(`revoke failed: ${r.status} ${JSON.stringify(r.body)}`);
   }
 
+  /** Settings → Organization: the profile the organization's invoices print as their seller. */
+  async updateOrganization(fields: Record<string, unknown>): Promise<void> {
+    const r = await this.send('PATCH', '/api/v1/settings/organization', fields);
+    if (r.status !== 200) throw new Error(`organization profile update failed: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+
   private async fetchCsrfToken(): Promise<void> {
     this.csrfToken = String((await this.send('GET', '/api/v1/account/csrf')).body.csrf_token);
   }

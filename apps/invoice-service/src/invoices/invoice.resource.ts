@@ -18,6 +18,7 @@ import { EntityManager, In } from 'typeorm';
 import { calculateInvoice, ProductDefaults } from './invoice-calculation';
 import { InvoiceEntity } from './invoice.entity';
 import { invoiceView } from './invoice.view';
+import { INVOICE_RENDERERS, keepOrganizationProfiles } from './document/invoice-representations';
 
 const logger = new Logger('InvoicePayments');
 
@@ -126,6 +127,11 @@ export const INVOICE_RESOURCE = defineResource<InvoiceEntity, CreateInvoiceReque
   // Gapless per organization (INV-000001, ...; ADR 0036): numbers callers chose are skipped.
   sequence: { column: 'number', table: 'invoices.invoice_number_counters', prefix: 'INV-', digits: 6 },
   onEvents: { [DOMAIN_EVENT_TYPES.payment]: applyPayments },
+  // The seller of the invoices created from now on (document/invoice-representations.ts).
+  onOrganizationProfiles: keepOrganizationProfiles,
+  // GET /api/v1/invoices/{id} with Accept: application/pdf or application/xml.
+  representations: INVOICE_RENDERERS,
+  documentName: (invoice) => invoice.number,
 
   async build({ input, now, references }) {
     const errors = new FieldErrors();

@@ -11,3 +11,4 @@ export * from './list-filters';
 export * from './list-filter.schema';
 export * from './iso-codes';
 export * from './identifiers';
+export * from './representations';

@@ -1,6 +1,6 @@
 import * as api from '../api';
 import { AUDIT_EVENT_TYPES } from '../events/audit-events';
-import { RESOURCE_MANIFEST, RESOURCES } from '../manifest';
+import { RESOURCE_MANIFEST, RESOURCES, representationsOf } from '../manifest';
 import { ALL_SCOPES } from '../scopes';
 import * as webhooks from '../webhooks/webhooks';
 import { codeSamples } from './code-samples';
@@ -385,14 +385,49 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         },
       },
     };
+    // Other representations (representations.ts): the same URL with another Accept.
+    const representations = Object.entries(representationsOf(resource));
+    const negotiated = representations.length > 0;
     paths[`/api/v1/${resource}/{id}`] = {
       get: {
         tags: [resource],
         operationId: `get${noun[0].toUpperCase()}${noun.slice(1)}`,
         summary: `Get ${article(noun)} ${noun}`,
+        ...(negotiated
+          ? {
+              description:
+                `JSON by default. With Accept: ${representations.map(([type]) => type).join(' or ')}, the ${noun} as a document of that type (the media types below); ` +
+                'quality values are honoured (RFC 9110), and an Accept that allows none of them is 406 naming those there are. Every answer carries Vary: Accept. ' +
+                `Documents are rendered off the request threads, ${api.DOCUMENT_RENDERS_PER_ORGANIZATION} at a time per organization and server with up to ${api.DOCUMENT_QUEUE_PER_ORGANIZATION} waiting; past that, 429 with Retry-After: 1.`,
+            }
+          : {}),
         security: [{ bearer: [`read:${resource}`] }],
-        parameters: [{ name: 'id', in: 'path', required: true, schema: api.idOf(RESOURCE_MANIFEST[resource].idPrefix) }],
-        responses: { 200: { description: 'The object', content: { 'application/json': { schema: objectRef } } }, 404: problemResponse('Absent, or another organization\'s'), ...common },
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: api.idOf(RESOURCE_MANIFEST[resource].idPrefix) },
+          ...representations.flatMap(([, r]) =>
+            Object.entries(r.parameters ?? {}).map(([name, { description, ...schema }]) => ({ name, in: 'query', required: false, schema, description })),
+          ),
+        ],
+        responses: {
+          200: {
+            description: 'The object',
+            ...(negotiated ? { headers: { Vary: { schema: { type: 'string' }, description: 'Accept' } } } : {}),
+            content: {
+              'application/json': { schema: objectRef },
+              ...Object.fromEntries(representations.map(([type, r]) => [type, { schema: { type: 'string', ...(r.binary ? { format: 'binary' } : {}), description: r.description } }])),
+            },
+          },
+          ...(negotiated ? { 400: problemResponse('A query parameter with a value outside its schema') } : {}),
+          404: problemResponse('Absent, or another organization\'s'),
+          ...(negotiated
+            ? {
+                406: problemResponse(`The Accept header allows none of application/json, ${representations.map(([type]) => type).join(', ')}`),
+                422: problemResponse('The document cannot be made from the data (an e-invoice: the fields the standard needs and the data lacks, named in errors)'),
+              }
+            : {}),
+          ...common,
+          ...(negotiated ? { 429: problemResponse('Rate limited (per API key), or too many documents of the organization being rendered', retryAfter) } : {}),
+        },
       },
     };
   }

@@ -5,7 +5,7 @@ import { BatchedMessage, IncomingMessage, jsonValueOf, KafkaEventTransport, proc
 import type { DataSource } from 'typeorm';
 import type { KnownObject, ReferenceResolver } from '../references/known-objects';
 import { retryingTransaction } from '../idempotency/transaction-retry';
-import type { ResourceDefinition } from '../resources/resource-definition';
+import type { OrganizationProfileChange, ResourceDefinition } from '../resources/resource-definition';
 
 /** About 16 domain events: what a fetch waits for under load, at most REVOCATION_FETCH_MAX_WAIT_MS. */
 const FETCH_MIN_BYTES = 16 * 1024;
@@ -55,7 +55,7 @@ export class DomainEventsConsumer {
 
   /** Whether this service reacts to any domain event at all. */
   get needed(): boolean {
-    return (this.def.references?.length ?? 0) > 0 || Object.keys(this.def.onEvents ?? {}).length > 0;
+    return (this.def.references?.length ?? 0) > 0 || Object.keys(this.def.onEvents ?? {}).length > 0 || this.def.onOrganizationProfiles !== undefined;
   }
 
   /**
@@ -102,8 +102,15 @@ export class DomainEventsConsumer {
    * is retried here, a few times, before the batch fails and is delivered again.
    */
   private async apply(messages: BatchedMessage[]): Promise<void> {
-    const decoded = messages.map((message) => ({ message, event: this.decode(message) })).filter((m): m is { message: BatchedMessage; event: Decoded } => m.event !== null);
-    if (decoded.length === 0) return;
+    const decoded: Array<{ message: BatchedMessage; event: Decoded }> = [];
+    const profiles: OrganizationProfileChange[] = [];
+    for (const message of messages) {
+      const event = this.decode(message);
+      if (event === null) continue;
+      if ('profile' in event) profiles.push(event);
+      else decoded.push({ message, event });
+    }
+    if (decoded.length === 0 && profiles.length === 0) return;
     const reactions = new Map<DomainEventType, { events: Array<{ event: DomainEvent; organizationId: string }>; messages: BatchedMessage[] }>();
     for (const { message, event } of decoded) {
       if (!event.react) continue;
@@ -121,6 +128,7 @@ export class DomainEventsConsumer {
           // One reaction to all the events of a type: in the span of its message when it is one,
           // else in a span of its own linked to each (processTogether).
           for (const [type, { events, messages: of }] of reactions) await processOf(of)(() => this.def.onEvents![type]!(events, tx));
+          if (profiles.length > 0) await this.def.onOrganizationProfiles!(profiles, tx);
         }),
       (attempt, e) => this.logger.warn({ msg: 'domain events batch retried', attempt, events: decoded.length, error: String(e) }),
     );
@@ -130,15 +138,20 @@ export class DomainEventsConsumer {
   /**
    * The event a message holds when this service keeps or reacts to it; null otherwise (logged when
    * malformed). An event of the topic that carries no object (an organization's profile changed in
-   * Settings) feeds no read model: skipped quietly.
+   * Settings) is the definition's `onOrganizationProfiles`', when it has one; else skipped quietly.
    */
-  private decode(message: IncomingMessage): Decoded | null {
+  private decode(message: IncomingMessage): Decoded | OrganizationProfileChange | null {
     const result = validateDomainTopicEvent(jsonValueOf(message));
     if (!result.ok) {
       this.logger.error({ msg: 'domain event rejected', partition: message.partition, offset: message.offset, errors: result.errors });
       return null;
     }
-    if (!isObjectEvent(result.value)) return null;
+    if (!isObjectEvent(result.value)) {
+      if (!this.def.onOrganizationProfiles) return null;
+      const { data, time } = result.value;
+      const organizationId = parsePublicId('org', data.organization_id);
+      return organizationId ? { organizationId, version: data.version, profile: data.profile, changedAt: time } : null;
+    }
     const event = result.value;
     const kind = KIND_OF_TYPE.get(event.type);
     // The one place an event's organization is parsed: reactions get the uuid.

@@ -1,7 +1,7 @@
 import type { CallerIdentity } from '@invoicing/auth-guard';
-import type { DomainEvent, DomainEventType, DomainObjectKind, IdPrefix, Resource } from '@invoicing/contracts';
+import type { DomainEvent, DomainEventType, DomainObjectKind, IdPrefix, OrganizationProfile, Resource } from '@invoicing/contracts';
 import type { FieldError, OrganizationOwned } from '@invoicing/service-kit';
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { KnownObject } from '../references/known-objects';
 import type { RowSequence } from './entity-reader';
 import type { Sql } from '../idempotency/idempotency';
@@ -29,6 +29,28 @@ export interface BuildContext<C> {
   now: Date;
   /** Resolves a reference to another service's object within the caller's organization (or 422). */
   references: { require(kind: DomainObjectKind, publicId: string, field: string): Promise<KnownObject> };
+}
+
+/** What a representation's renderer is given besides the object: the query's parameters, as validated. */
+export interface RenderContext {
+  /** The representation's own query parameters (the manifest's), when given. */
+  query: Readonly<Record<string, string>>;
+  /** The service's database (the pool), for what the document needs besides the row. */
+  db: Pick<DataSource, 'query'>;
+}
+
+/**
+ * Renders one object in a representation other than JSON (a media type of the manifest's entry):
+ * the body's bytes. May throw a ProblemException (a 422 when the object cannot be made into it).
+ */
+export type Renderer<E> = (entity: E, context: RenderContext) => Promise<Buffer>;
+
+/** An organization's profile changed (Settings → Organization), as a consumer gets it. */
+export interface OrganizationProfileChange {
+  organizationId: string;
+  version: number;
+  profile: OrganizationProfile;
+  changedAt: string;
 }
 
 /** Events of one type of a batch, each with its organization's uuid. */
@@ -82,4 +104,20 @@ export interface ResourceDefinition<E extends ResourceEntityBase = ResourceEntit
    * (sorted), or two batches can deadlock.
    */
   onEvents?: Partial<Record<DomainEventType, EventsReaction>>;
+  /**
+   * Organizations' profile changes (Settings → Organization), a batch's at once in its transaction,
+   * in the order they arrived: for a service that keeps a copy. Delivered at least once and possibly
+   * out of order (the topic is compacted by organization): keep the highest `version`.
+   */
+  onOrganizationProfiles?(changes: readonly OrganizationProfileChange[], tx: EntityManager): Promise<void>;
+  /**
+   * Renderers of the representations besides JSON, by media type: exactly the manifest's entry's
+   * (the service refuses to start otherwise). `GET /{id}` with that Accept answers the bytes.
+   */
+  representations?: Readonly<Record<string, Renderer<E>>>;
+  /**
+   * The file name (without extension) of an object's document in `Content-Disposition`; default its
+   * public id. Only characters safe in a header and a file name are kept.
+   */
+  documentName?(entity: E): string | null;
 }

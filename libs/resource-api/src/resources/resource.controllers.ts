@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, Inject, Param, Post, Query, Req, Res, Type, UseGuards } from '@nestjs/common';
 import { AccessTokenGuard, Caller, CallerIdentity, Scopes } from '@invoicing/auth-guard';
-import type { Resource, Scope } from '@invoicing/contracts';
+import { representationsOf, type Resource, type Scope } from '@invoicing/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendCreated } from '../idempotency/send-created';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
@@ -15,9 +15,7 @@ export const RESOURCE_SERVICE = Symbol('RESOURCE_SERVICE');
 
 /** The public endpoints of a resource (docs/api.md section 7): thin, everything is in ResourceService. */
 export function resourceController(resource: Resource): Type<unknown> {
-  @Controller(`api/v1/${resource}`)
-  @UseGuards(AccessTokenGuard, RateLimitGuard)
-  class ResourceController {
+  class ResourceEndpoints {
     constructor(@Inject(RESOURCE_SERVICE) readonly service: ResourceService<ResourceEntityBase, unknown>) {}
 
     @Post()
@@ -36,15 +34,45 @@ export function resourceController(resource: Resource): Type<unknown> {
     list(@Caller() caller: CallerIdentity, @Query() query: unknown) {
       return this.service.list(caller, query);
     }
+  }
 
+  /** JSON only: the get reads no header and no query (the hot path as it was). */
+  @Controller(`api/v1/${resource}`)
+  @UseGuards(AccessTokenGuard, RateLimitGuard)
+  class JsonResourceController extends ResourceEndpoints {
     @Get(':id')
     @Scopes(`read:${resource}` as Scope)
     get(@Caller() caller: CallerIdentity, @Param('id') id: string) {
       return this.service.get(caller, id);
     }
   }
-  Object.defineProperty(ResourceController, 'name', { value: `${resource[0].toUpperCase()}${resource.slice(1)}Controller` });
-  return ResourceController;
+
+  /** With representations besides JSON (the manifest's): the get negotiates by Accept. */
+  @Controller(`api/v1/${resource}`)
+  @UseGuards(AccessTokenGuard, RateLimitGuard)
+  class NegotiatedResourceController extends ResourceEndpoints {
+    @Get(':id')
+    @Scopes(`read:${resource}` as Scope)
+    async get(
+      @Caller() caller: CallerIdentity,
+      @Param('id') id: string,
+      @Headers('accept') accept: string | undefined,
+      @Query() query: unknown,
+      @Res({ passthrough: true }) reply: FastifyReply,
+    ): Promise<unknown> {
+      // Every answer of this URL depends on Accept, errors included: caches must key on it.
+      reply.header('Vary', 'Accept');
+      const answer = await this.service.represent(caller, id, accept, query);
+      if (!('body' in answer)) return answer.object;
+      reply.type(answer.type);
+      reply.header('Content-Disposition', `inline; filename="${answer.filename}"`);
+      return answer.body;
+    }
+  }
+
+  const controller = Object.keys(representationsOf(resource)).length > 0 ? NegotiatedResourceController : JsonResourceController;
+  Object.defineProperty(controller, 'name', { value: `${resource[0].toUpperCase()}${resource.slice(1)}Controller` });
+  return controller;
 }
 
 /**

@@ -15,6 +15,7 @@ import { BodyValidator, compileBody } from '@invoicing/service-kit';
 import { EntityReader } from './entity-reader';
 import { checkListFilters, filterParser, listWhere } from './list-filter';
 import { retryingTransaction } from '../idempotency/transaction-retry';
+import { JSON_TYPE, ObjectRepresentations, Represented } from '../representations/representations';
 import type { PublicObject, ResourceDefinition, ResourceEntityBase } from './resource-definition';
 
 /** Numbers of the sequence a create may find taken (chosen by callers) before it gives up. */
@@ -41,6 +42,7 @@ export class ResourceService<E extends ResourceEntityBase, C> {
   private readonly filterParsers: Record<string, FilterParser<unknown>>;
   private entityReader: EntityReader<E> | null = null;
   private readonly listGate: ConcurrencyGate;
+  private readonly representations: ObjectRepresentations<E>;
 
   constructor(
     private readonly def: ResourceDefinition<E, C>,
@@ -60,6 +62,8 @@ export class ResourceService<E extends ResourceEntityBase, C> {
     this.path = `/api/v1/${def.resource}`;
     this.filterParsers = Object.fromEntries(Object.entries(filters).map(([name, f]) => [name, filterParser(f)]));
     this.listGate = new ConcurrencyGate(listLimits.concurrencyPerOrganization, listLimits.queuePerOrganization);
+    // The manifest's representations and the definition's renderers must be the same (else no start).
+    this.representations = new ObjectRepresentations(def as ResourceDefinition<E, unknown>, db);
   }
 
   /** Reads go straight to the pool (EntityReader); made on first use, once TypeORM has its metadata. */
@@ -149,6 +153,19 @@ export class ResourceService<E extends ResourceEntityBase, C> {
 
   get(caller: CallerIdentity, publicId: string): Promise<PublicObject> {
     return this.getIn(orgScopeOf(caller), publicId);
+  }
+
+  /**
+   * The object as the Accept header asks (a resource with representations besides JSON): its JSON,
+   * or a document rendered by the definition. 400 for a representation's parameter out of its
+   * schema, 406 for an Accept that allows none, 404 as for JSON, 429 past the organization's renders.
+   */
+  async represent(caller: CallerIdentity, publicId: string, accept: string | undefined, rawQuery: unknown): Promise<Represented> {
+    const { type, query } = this.representations.choose(accept, rawQuery);
+    if (type === JSON_TYPE) return { type, object: await this.get(caller, publicId) };
+    const found = await this.find(orgScopeOf(caller), publicId);
+    if (!found) throw ProblemException.notFound(this.def.kind);
+    return this.representations.render(found, type, query);
   }
 
   /** The object in that organization (the internal route's, for another service's credential). */

@@ -344,7 +344,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an invoice */
+        /**
+         * Get an invoice
+         * @description JSON by default. With Accept: application/pdf or application/xml, the invoice as a document of that type (the media types below); quality values are honoured (RFC 9110), and an Accept that allows none of them is 406 naming those there are. Every answer carries Vary: Accept. Documents are rendered off the request threads, 1 at a time per organization and server with up to 8 waiting; past that, 429 with Retry-After: 1.
+         */
         get: operations["getInvoice"];
         put?: never;
         post?: never;
@@ -2944,7 +2947,10 @@ export interface operations {
     };
     getInvoice: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Of application/xml: cii (UN/CEFACT CII D16B, the default) or ubl (OASIS UBL 2.1). */
+                syntax?: "cii" | "ubl";
+            };
             header?: never;
             path: {
                 id: string;
@@ -2956,10 +2962,23 @@ export interface operations {
             /** @description The object */
             200: {
                 headers: {
+                    /** @description Accept */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Invoice"];
+                    "application/pdf": string;
+                    "application/xml": string;
+                };
+            };
+            /** @description A query parameter with a value outside its schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Missing, malformed, expired, revoked or wrongly signed token */
@@ -2993,7 +3012,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limited */
+            /** @description The Accept header allows none of application/json, application/pdf, application/xml */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The document cannot be made from the data (an e-invoice: the fields the standard needs and the data lacks, named in errors) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (per API key), or too many documents of the organization being rendered */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
