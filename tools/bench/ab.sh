@@ -6,7 +6,10 @@
 # CPU per request is the figure to compare: on a shared two-core machine throughput moves with
 # whatever else runs, CPU per request much less. Prints figures, asserts nothing.
 #
-#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|refresh|gateway|read|list|401|create|revocation] [rounds, default 6]
+#   bash tools/bench/ab.sh BEFORE_DIR AFTER_DIR [token|refresh|gateway|read|list|401|create|revocation|invoice-read|invoice-create] [rounds, default 6]
+#
+# invoice-read, invoice-create: the same on the invoice service (an invoice of two lines, read by id
+# as JSON; created with its own Idempotency-Key), its client created through the stack first.
 #
 # revocation: the two copies of the product service consume the same revocation feed; each of
 # rounds x 10 trials revokes a session (a refresh token reused) and measures on both copies at once how
@@ -43,8 +46,9 @@ json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const 
 curl -sf "$AUTH/health/ready" >/dev/null || { say "no auth service on $AUTH: start a stack first (bash tools/stack/start.sh)"; exit 1; }
 
 # A key made by the CLI of the running stack's checkout, and a token for it.
+SCOPES="read:products write:products read:invoices write:invoices read:clients write:clients"
 key=$(cd "$AFTER" && node dist/apps/auth-service/apps/auth-service/src/main.js create-key \
-  --organization-name "bench ab $(date +%s)" --name ab --scopes "read:products write:products")
+  --organization-name "bench ab $(date +%s)" --name ab --scopes "$SCOPES")
 client_id=$(json client_id <<<"$key")
 client_secret=$(json client_secret <<<"$key")
 basic="Basic $(printf '%s:%s' "$client_id" "$client_secret" | base64 -w0)"
@@ -53,7 +57,7 @@ basic_after=$basic; token_after=$token
 if [ -n "${AB_AFTER_ALLOWED_IPS:-}" ]; then
   ips=$(node -e 'const n=+process.argv[1]; console.log([...Array.from({length:n-1},(_,i)=>`10.${i>>8}.${i&255}.0/24`),"127.0.0.1"].join(","))' "$AB_AFTER_ALLOWED_IPS")
   key2=$(cd "$AFTER" && node dist/apps/auth-service/apps/auth-service/src/main.js create-key \
-    --organization-id "$(json organization_id <<<"$key")" --name ab-allowlist --scopes "read:products write:products" --allowed-ips "$ips")
+    --organization-id "$(json organization_id <<<"$key")" --name ab-allowlist --scopes "$SCOPES" --allowed-ips "$ips")
   basic_after="Basic $(printf '%s:%s' "$(json client_id <<<"$key2")" "$(json client_secret <<<"$key2")" | base64 -w0)"
   token_after=$(curl -sf -H "authorization: $basic_after" -d grant_type=client_credentials "$AUTH/api/v1/auth/token" | json access_token)
   say "after side: a key with $AB_AFTER_ALLOWED_IPS allowed_ips (its token is $(printf %s "$token_after" | wc -c) bytes, without: $(printf %s "$token" | wc -c))"
@@ -82,7 +86,20 @@ case "$WHAT" in
       list) path="/api/v1/products?limit=20"; count=15000; load=(-H "authorization=Bearer $token"); load_after=(-H "authorization=Bearer $token_after") ;;
       401) path="/api/v1/products/$product"; load=(-H "authorization=Bearer not-a-token"); load_after=("${load[@]}") ;;
     esac ;;
-  *) say "unknown load $WHAT: token, gateway, read, list, 401, create or revocation"; exit 2 ;;
+  invoice-read | invoice-create)
+    app=invoice-service
+    client=$(curl -sf -X POST -H "authorization: Bearer $token" -H 'content-type: application/json' \
+      -d '{"name":"ab","address":{"line1":"1 Main St","city":"Paris","country":"FR"}}' http://127.0.0.1:3003/api/v1/clients | json id)
+    if [ "$WHAT" = invoice-create ]; then
+      count=2000; path=/api/v1/invoices; export AB_CLIENT_ID=$client
+    else
+      count=40000
+      invoice=$(curl -sf -X POST -H "authorization: Bearer $token" -H 'content-type: application/json' \
+        -d "{\"client_id\":\"$client\",\"currency\":\"EUR\",\"line_items\":[{\"description\":\"a\",\"quantity\":1,\"unit_price\":100},{\"description\":\"b\",\"quantity\":2,\"unit_price\":250,\"tax_rate_bps\":1900}]}" \
+        http://127.0.0.1:3002/api/v1/invoices | json id)
+      path="/api/v1/invoices/$invoice"; load=(-H "authorization=Bearer $token"); load_after=(-H "authorization=Bearer $token_after")
+    fi ;;
+  *) say "unknown load $WHAT: token, gateway, read, list, 401, create, revocation, invoice-read or invoice-create"; exit 2 ;;
 esac
 
 pid_on() { ss -ltnp | grep ":$1 " | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2; }
@@ -115,9 +132,9 @@ for round in $(seq 1 "$ROUNDS"); do
     if [ "$WHAT" = refresh ]; then
       side_basic=$basic; [ "$port" = 3902 ] && side_basic=$basic_after
       out=$(node "$ROOT/tools/bench/refresh-load.mjs" "http://127.0.0.1:$port" "$count" "$side_basic")
-    elif [ "$WHAT" = create ]; then
+    elif [ "$WHAT" = create ] || [ "$WHAT" = invoice-create ]; then
       side_token=$token; [ "$port" = 3902 ] && side_token=$token_after
-      out=$(node "$ROOT/tools/bench/create-load.mjs" "http://127.0.0.1:$port" "$count" "$side_token")
+      out=$(node "$ROOT/tools/bench/create-load.mjs" "http://127.0.0.1:$port" "$count" "$side_token" "${AB_CLIENT_ID:-}")
     else
       if [ "$port" = 3902 ]; then args=("${load_after[@]}"); else args=("${load[@]}"); fi
       out=$("$AC" -c 16 -a "$count" -j "${args[@]}" "http://127.0.0.1:$port$path" 2>/dev/null)

@@ -9,7 +9,6 @@
  */
 import 'reflect-metadata';
 import { readFile } from 'node:fs/promises';
-import { load } from './load';
 import { exchange, numberArg, requireStack, serviceUrl, SettingsAccount, stackPid } from './platform';
 import { runBench } from './processes';
 
@@ -49,7 +48,7 @@ function invoiceBody(client: string, lines: number, widest: boolean) {
     client_id: client,
     currency: 'EUR',
     due_date: '2099-01-31',
-    notes: widest ? 'N'.repeat(5000) : null,
+    ...(widest ? { notes: 'N'.repeat(5000) } : {}),
     line_items: Array.from({ length: lines }, (_, i) => ({ description: text(i), quantity: '1.5', unit_price: 12345 + i, tax_rate_bps: i % 3 === 0 ? 1900 : 700 })),
   };
 }
@@ -109,8 +108,29 @@ async function main(): Promise<void> {
   const rssAfter = await peakRssMb();
 
   // The neighbour's reads of the same instance, alone and while the seller downloads 500-line PDFs
-  // two at a time (one renders, one waits: its organization's gate).
-  const read = () => load({ url: `${INVOICES}/${neighbourInvoice}`, headers: { authorization: `Bearer ${neighbour.token}` }, connections: 4, seconds, warmupSeconds: 2 });
+  // two at a time (one renders, one waits: its organization's gate): a GET every 20 ms (50 a second,
+  // within the key's rate limit), each timed on its own, so a stalled event loop shows in the tail.
+  const read = async () => {
+    const times: number[] = [];
+    let unexpected = 0;
+    const until = performance.now() + seconds * 1000;
+    const pending: Array<Promise<void>> = [];
+    while (performance.now() < until) {
+      pending.push(
+        (async () => {
+          const started = performance.now();
+          const r = await fetch(`${INVOICES}/${neighbourInvoice}`, { headers: { authorization: `Bearer ${neighbour.token}` } });
+          await r.arrayBuffer();
+          times.push(performance.now() - started);
+          if (r.status !== 200) unexpected += 1;
+        })(),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await Promise.all(pending);
+    times.sort((a, b) => a - b);
+    return { n: times.length, p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1], unexpected };
+  };
   const alone = await read();
   let downloading = true;
   let downloaded = 0;
@@ -134,12 +154,12 @@ async function main(): Promise<void> {
       '',
       `invoice-service peak RSS: ${rssBefore ?? '?'} MB before the renders, ${rssAfter ?? '?'} MB after`,
       '',
-      "## Another organization's GET of one invoice (JSON, 4 connections), alone and while 500-line PDFs are downloaded two at a time",
+      "## Another organization's GET of one invoice (JSON, one every 20 ms), alone and while 500-line PDFs are downloaded two at a time",
       '',
-      '| while | req/s | p50 ms | p99 ms | unexpected |',
-      '|---|---|---|---|---|',
-      `| alone | ${alone.rps.toFixed(0)} | ${alone.p50} | ${alone.p99} | ${alone.unexpected + alone.errors} |`,
-      `| PDFs rendering (${downloaded} done in ${seconds + 2} s) | ${busy.rps.toFixed(0)} | ${busy.p50} | ${busy.p99} | ${busy.unexpected + busy.errors} |`,
+      '| while | requests | p50 ms | p99 ms | max ms | not 200 |',
+      '|---|---|---|---|---|---|',
+      `| alone | ${alone.n} | ${alone.p50.toFixed(1)} | ${alone.p99.toFixed(1)} | ${alone.max.toFixed(1)} | ${alone.unexpected} |`,
+      `| PDFs rendering (${downloaded} done in ${seconds} s) | ${busy.n} | ${busy.p50.toFixed(1)} | ${busy.p99.toFixed(1)} | ${busy.max.toFixed(1)} | ${busy.unexpected} |`,
       '',
     ].join('\n'),
   );
