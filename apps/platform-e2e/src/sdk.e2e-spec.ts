@@ -37,7 +37,7 @@ beforeAll(async () => {
   platform = await startPlatform({
     label: 'sdk',
     ports: PORTS,
-    start: ['auth-service', 'client-service', 'gateway'],
+    start: ['auth-service', 'client-service', 'invoice-service', 'gateway'],
     // A per-key rate of 50 a second (burst 50) at the client service: the trial stays under it (10
     // calls every 350 ms), the storm is three times the burst however slowly its calls arrive.
     env: { ACCESS_TOKEN_LIFETIME_SECONDS: String(LIFETIME_SECONDS), RATE_LIMIT_PER_SECOND: String(RATE), RATE_LIMIT_BURST: String(RATE) },
@@ -83,6 +83,22 @@ describe('the SDK against the real platform', () => {
     expect(typeof Invoicing).toBe('function');
     expect(Object.values(manifest.exports['.'])).toEqual(expect.arrayContaining(['./types/index.d.ts', './index.mjs', './index.cjs']));
     expect(existsSync(join(PACKAGE, 'types', 'index.d.ts'))).toBe(true);
+  });
+
+  it("fetches an invoice as a PDF and as an e-invoice (pdf(), eInvoice()); a 422 for the e-invoice without the seller's details is an InvoicingApiError naming them", async () => {
+    const key = await createKey('E2E SDK documents', 'documents', 'read:clients,write:clients,read:invoices,write:invoices');
+    const api = client(key, []);
+    const buyer = await api.clients.create({ name: 'Initech', address: { line1: '1 Main St', city: 'London', country: 'GB' } });
+    const invoice = await api.invoices.create({ client_id: buyer.id, currency: 'EUR', due_date: '2099-01-31', line_items: [{ description: 'Consulting', quantity: 1, unit_price: 50000 }] });
+    const pdf = Buffer.from(await api.invoices.pdf(invoice.id));
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const text = execFileSync('pdftotext', ['-', '-'], { input: pdf }).toString('utf8');
+    expect(text).toContain(String(invoice.number));
+    expect(text).toContain('Initech');
+    // This organization never saved a profile (Settings → Organization): no seller to put in an e-invoice.
+    const refused = (await api.invoices.eInvoice(invoice.id, 'ubl').catch((e: unknown) => e)) as Sdk.InvoicingApiError;
+    expect(refused.status).toBe(422);
+    expect(refused.errors.map((e) => e.field)).toEqual(expect.arrayContaining(['seller.legal_name', 'seller.vat_id']));
   });
 
   itWhen(!STACK.external, 'it needs the auth service to issue short-lived access tokens')(

@@ -6,7 +6,7 @@
  */
 export { Invoicing } from './invoicing';
 export type { InvoicingOptions } from './options';
-export type { Resource } from './resource';
+export type { EInvoiceSyntax, InvoiceResource, Resource } from './resource';
 export type { StoredTokens, TokenStore } from './token-store';
 export { MemoryTokenStore } from './token-store';
 export type { FetchLike } from './transport';

@@ -1,12 +1,17 @@
 import { RESOURCE_NAMES } from './generated/resource-names';
 import type { ResourceName, ResourceOperationsByName } from './generated/resources';
 import { InvoicingOptions, resolveOptions } from './options';
-import { Resource } from './resource';
+import { InvoiceResource, Resource } from './resource';
 import { TokenManager } from './token-manager';
 import { Transport } from './transport';
 
-/** A property per resource of the API (`invoices`, ...), typed by its generated operations. */
-type ResourceClients = { readonly [R in ResourceName]: Resource<ResourceOperationsByName[R]> };
+/**
+ * A property per resource of the API (`invoices`, ...), typed by its generated operations; the
+ * invoices' also fetches their documents (`pdf`, `eInvoice`).
+ */
+type ResourceClients = { readonly [R in Exclude<ResourceName, 'invoices'>]: Resource<ResourceOperationsByName[R]> } & {
+  readonly invoices: InvoiceResource<ResourceOperationsByName['invoices']>;
+};
 
 // The class gets its resource properties from this interface (declaration merging) rather than from
 // a field per resource, which would be a second list of the platform's resources: they come from
@@ -49,6 +54,6 @@ export class Invoicing {
     });
     // A property per resource, as `ResourceClients` declares them (types.spec.ts checks that RESOURCE_NAMES
     // and `ResourceName` are the same resources).
-    Object.assign(this, Object.fromEntries(RESOURCE_NAMES.map((name) => [name, new Resource(transport, tokens, name)])));
+    Object.assign(this, Object.fromEntries(RESOURCE_NAMES.map((name) => [name, new (name === 'invoices' ? InvoiceResource : Resource)(transport, tokens, name)])));
   }
 }

@@ -85,6 +85,9 @@ describe('Resource', () => {
     );
 
     expect(Buffer.from(await api.invoices.document(invoice(7).id, 'application/pdf'))).toEqual(pdf);
+    expect(Buffer.from(await api.invoices.pdf(invoice(7).id))).toEqual(pdf);
+    expect(Buffer.from(await api.invoices.eInvoice(invoice(7).id, 'ubl')).toString()).toBe('<Invoice/>');
+    await expect(api.invoices.eInvoice(invoice(7).id, 'zugferd' as 'ubl')).rejects.toBeInstanceOf(InvoicingError);
     expect(Buffer.from(await api.invoices.document(invoice(7).id, 'application/xml', { syntax: 'ubl' })).toString()).toBe('<Invoice/>');
     await expect(api.invoices.document(invoice(7).id, 'application/xml')).rejects.toMatchObject({ status: 422 });
     await expect(api.invoices.document('..', 'application/pdf')).rejects.toBeInstanceOf(InvoicingError);

@@ -140,3 +140,31 @@ function isListPage(value: unknown): value is { data: unknown[]; has_more: boole
   const page = value as { data?: unknown; has_more?: unknown };
   return Array.isArray(page.data) && typeof page.has_more === 'boolean';
 }
+
+/** The syntaxes of an invoice's EN 16931 e-invoice: UN/CEFACT CII D16B (the API's default) or OASIS UBL 2.1. */
+export type EInvoiceSyntax = 'cii' | 'ubl';
+
+/**
+ * The invoices of the API: a {@link Resource} whose objects are also documents (docs/api.md
+ * section 7): the invoice as a PDF, and as an EN 16931 e-invoice.
+ *
+ * ```ts
+ * await writeFile(`${invoice.number}.pdf`, await api.invoices.pdf(invoice.id));
+ * await writeFile(`${invoice.number}.xml`, await api.invoices.eInvoice(invoice.id, 'ubl'));
+ * ```
+ */
+export class InvoiceResource<Ops extends ResourceOperations> extends Resource<Ops> {
+  /** The invoice as a PDF (A4), with the seller and buyer as they stood when it was created. */
+  pdf(id: string): Promise<Uint8Array> {
+    return this.document(id, 'application/pdf');
+  }
+
+  /**
+   * The invoice as an EN 16931 e-invoice (XML, UTF-8): CII by default, UBL 2.1 with `'ubl'`. A 422
+   * InvoicingApiError names what the standard needs and the data lacks (the seller's VAT id...).
+   */
+  eInvoice(id: string, syntax: EInvoiceSyntax = 'cii'): Promise<Uint8Array> {
+    if (syntax !== 'cii' && syntax !== 'ubl') return Promise.reject(new InvoicingError(`eInvoice: syntax must be 'cii' or 'ubl', not ${String(syntax)}`));
+    return this.document(id, 'application/xml', { syntax });
+  }
+}

@@ -6,7 +6,7 @@
 import type { components, operations } from './generated/openapi';
 import type { RESOURCE_NAMES } from './generated/resource-names';
 import type { Invoicing } from './invoicing';
-import type { Resource } from './resource';
+import type { InvoiceResource, Resource } from './resource';
 import type * as sdk from './types';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -43,12 +43,15 @@ export type Checks = [
   // `Invoicing` has exactly one property per resource, typed by its operations.
   Expect<Equal<(typeof RESOURCE_NAMES)[number], sdk.ResourceName>>,
   Expect<Equal<keyof Invoicing, sdk.ResourceName>>,
-  Expect<Equal<Invoicing['invoices'], Resource<sdk.ResourceOperationsByName['invoices']>>>,
+  Expect<Equal<Invoicing['payments'], Resource<sdk.ResourceOperationsByName['payments']>>>,
+  // The invoices' client is a Resource of their operations that also fetches their documents.
+  Expect<Equal<Invoicing['invoices'], InvoiceResource<sdk.ResourceOperationsByName['invoices']>>>,
+  Expect<Equal<Returned<Invoicing['invoices']['pdf']>, Uint8Array>>,
 ];
 
 describe('types', () => {
   it('are checked by the compiler (see the Checks tuple)', () => {
-    const checked: Checks['length'] = 25;
-    expect(checked).toBe(25);
+    const checked: Checks['length'] = 27;
+    expect(checked).toBe(27);
   });
 });
