@@ -1,5 +1,5 @@
 import type * as Sdk from '@invoicing/sdk';
-import { validateRevocationEvent } from '@invoicing/contracts';
+import { ownerOfKind, RESOURCE_MANIFEST, serviceOfResource, validateRevocationEvent } from '@invoicing/contracts';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,7 +37,8 @@ beforeAll(async () => {
   platform = await startPlatform({
     label: 'sdk',
     ports: PORTS,
-    start: ['auth-service', 'client-service', 'invoice-service', 'gateway'],
+    // Clients and invoices are called: the invoice service and the owners of what it references.
+    start: ['auth-service', 'gateway', serviceOfResource('invoices'), ...RESOURCE_MANIFEST.invoices.references.map(ownerOfKind)],
     // A per-key rate of 50 a second (burst 50) at the client service: the trial stays under it (10
     // calls every 350 ms), the storm is three times the burst however slowly its calls arrive.
     env: { ACCESS_TOKEN_LIFETIME_SECONDS: String(LIFETIME_SECONDS), RATE_LIMIT_PER_SECOND: String(RATE), RATE_LIMIT_BURST: String(RATE) },
