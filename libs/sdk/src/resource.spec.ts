@@ -91,6 +91,9 @@ describe('Resource', () => {
     expect(Buffer.from(await api.invoices.document(invoice(7).id, 'application/xml', { syntax: 'ubl' })).toString()).toBe('<Invoice/>');
     await expect(api.invoices.document(invoice(7).id, 'application/xml')).rejects.toMatchObject({ status: 422 });
     await expect(api.invoices.document('..', 'application/pdf')).rejects.toBeInstanceOf(InvoicingError);
+    // A resource that does not offer the type answers its JSON: that is no PDF.
+    server.on('GET', '/api/v1/clients/cli_1', () => json(200, { object: 'client', id: 'cli_1' }));
+    await expect(api.clients.document('cli_1', 'application/pdf')).rejects.toThrow(/answered application\/json.*not the application\/pdf asked for/);
   });
 
   it.each(['', ' x', 'a\nb', 'ключ', 'x'.repeat(256), 42])('refuses the Idempotency-Key %j at once, sending nothing', async (key) => {

@@ -71,7 +71,8 @@ export class Resource<Ops extends ResourceOperations> {
    * One object as a document of another media type (`GET /api/v1/<name>/{id}` with that Accept), as
    * its bytes: for invoices, `application/pdf`, and `application/xml` (the EN 16931 e-invoice; pass
    * `{ syntax: 'ubl' }` for UBL 2.1 instead of CII). A type the resource does not offer is a 406
-   * InvoicingApiError; an e-invoice the data cannot make is a 422 naming the missing fields.
+   * InvoicingApiError, or an InvoicingError when the resource answers another type (a resource
+   * without documents answers JSON); an e-invoice the data cannot make is a 422 naming the missing fields.
    *
    * ```ts
    * const pdf = await api.invoices.document('inv_...', 'application/pdf');

@@ -95,7 +95,10 @@ export class Transport {
         await retryOrThrow({ kind: 'connection' }, e, undefined);
         continue;
       }
-      if (isSuccess(answer.status)) return answer.body as T;
+      if (isSuccess(answer.status)) {
+        if (spec.document) checkDocumentType(spec, answer.headers.get('content-type'));
+        return answer.body as T;
+      }
       if (answer.status === 401 && spec.auth && token !== undefined && !reauthenticated) {
         // Revoked session, rotated signing key, a clock that ran ahead: a fresh session may help
         // once. A second refusal is an answer, not a glitch.
@@ -245,4 +248,16 @@ function fieldErrors(value: unknown): FieldError[] {
     code: text(e['code']) ?? '',
     message: text(e['message']) ?? '',
   }));
+}
+
+/**
+ * A document answered in another media type than the one asked for is not that document: a resource
+ * without that representation (it answers JSON whatever the Accept), an older server, a proxy's page.
+ */
+function checkDocumentType(spec: CallSpec, contentType: string | null): void {
+  const mediaType = (value: string) => value.split(';')[0].trim().toLowerCase();
+  const asked = mediaType(spec.document!.accept);
+  if (contentType === null || mediaType(contentType) !== asked) {
+    throw new InvoicingError(`${spec.method} ${spec.path} answered ${contentType ?? 'no Content-Type'}, not the ${asked} asked for: this resource does not offer it`);
+  }
 }

@@ -140,9 +140,23 @@ describe('GET /api/v1/invoices/{id} as a document', () => {
     expect((await get(org, id, 'application/pdf')).status).toBe(200);
     const xml = await get(org, id, 'application/xml');
     expect(xml.status).toBe(422);
+    expect(xml.headers.get('vary')).toBe('Accept');
     const problem = JSON.parse(xml.bytes.toString('utf8')) as { errors: Array<{ field: string; code: string }> };
     expect(problem.errors.map((e) => e.field)).toEqual(expect.arrayContaining(['seller.legal_name', 'seller.vat_id', 'seller.address.country']));
     expect(new Set(problem.errors.map((e) => e.code))).toEqual(new Set(['required_for_e_invoice']));
+  });
+
+  it('says Vary: Accept on answers the guard gives too, and answers HEAD with the headers of the document without rendering it', async () => {
+    const org = app.newOrganizationPublicId();
+    const id = await invoiceOf(org);
+    const unauthenticated = await fetch(`${app.baseUrl}/api/v1/invoices/${id}`, { headers: { accept: 'application/pdf' } });
+    expect([unauthenticated.status, unauthenticated.headers.get('vary')]).toEqual([401, 'Accept']);
+    // The list does not vary by Accept.
+    const list = await fetch(`${app.baseUrl}/api/v1/invoices`, { headers: { authorization: `Bearer ${app.token({ organizationPublicId: org })}` } });
+    expect(list.headers.get('vary')).toBeNull();
+    const head = await fetch(`${app.baseUrl}/api/v1/invoices/${id}`, { method: 'HEAD', headers: { authorization: `Bearer ${app.token({ organizationPublicId: org })}`, accept: 'application/pdf' } });
+    expect([head.status, head.headers.get('content-type'), head.headers.get('content-disposition')]).toEqual([200, 'application/pdf', 'inline; filename="INV-000001.pdf"']);
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
   });
 
   it('keeps the highest version of a profile, whatever order the events come in, and takes them from the topic', async () => {

@@ -411,7 +411,14 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
         responses: {
           200: {
             description: 'The object',
-            ...(negotiated ? { headers: { Vary: { schema: { type: 'string' }, description: 'Accept' } } } : {}),
+            ...(negotiated
+              ? {
+                  headers: {
+                    Vary: { schema: { type: 'string' }, description: 'Accept (on every answer of this operation, errors included).' },
+                    'Content-Disposition': { schema: { type: 'string' }, description: 'With a document: inline; filename="<number>.<pdf|xml>".' },
+                  },
+                }
+              : {}),
             content: {
               'application/json': { schema: objectRef },
               ...Object.fromEntries(representations.map(([type, r]) => [type, { schema: { type: 'string', ...(r.binary ? { format: 'binary' } : {}), description: r.description } }])),
@@ -426,7 +433,12 @@ export function buildOpenApiDocument(options: { serverUrl: string; version?: str
               }
             : {}),
           ...common,
-          ...(negotiated ? { 429: problemResponse('Rate limited (per API key), or too many documents of the organization being rendered', retryAfter) } : {}),
+          ...(negotiated
+            ? {
+                429: problemResponse('Rate limited (per API key), or too many documents of the organization being rendered', retryAfter),
+                503: problemResponse('A dependency is unavailable; or, for a document, the server has too many renders queued, the render took longer than its limit, or the request reached its deadline while it waited', retryAfter),
+              }
+            : {}),
         },
       },
     };

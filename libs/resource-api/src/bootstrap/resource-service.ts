@@ -15,7 +15,7 @@ import {
 } from '@invoicing/service-kit';
 import { connectEventTransport, createKafka, EventBusModule, KafkaEventPublisher, KafkaEventTransport, OutboxRelay } from '@invoicing/event-bus';
 import type { DataSource } from 'typeorm';
-import { referrersOfKind } from '@invoicing/contracts';
+import { referrersOfKind, representationsOf, type Resource } from '@invoicing/contracts';
 import { DomainEventsConsumer, DomainEventsController } from '../events/domain-events.consumer';
 import { IdempotencyStore } from '../idempotency/idempotency';
 import { IdempotencyPurger } from '../idempotency/idempotency-purger';
@@ -131,7 +131,22 @@ export async function createResourceApp(def: ResourceServiceDefinition, config: 
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
   });
   connectEventTransport(service.app);
+  varyByAccept(service.fastify, def.resource.resource);
   return service;
+}
+
+/**
+ * A resource whose objects have representations besides JSON answers `GET /{id}` by Accept: every
+ * answer of that route says so (`Vary: Accept`), its errors included (a 401 from the guard, the
+ * deadline's 503), so that a cache in between never hands a PDF to a JSON client or the reverse.
+ */
+function varyByAccept(fastify: ServiceApp['fastify'], resource: Resource): void {
+  if (Object.keys(representationsOf(resource)).length === 0) return;
+  const route = `/api/v1/${resource}/:id`;
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    if (request.routeOptions.url === route) reply.header('Vary', 'Accept');
+    done(null, payload);
+  });
 }
 
 /**

@@ -19,11 +19,17 @@ describe(negotiate.name, () => {
     ['application/pdf, */*;q=0.1', 'application/pdf'],
     ['application/json;q=0, */*', 'application/pdf'],
     ['application/json;q=0, application/pdf;q=0, */*', 'application/xml'],
-    // A browser's header: JSON through */*.
+    // A browser's header asks for XML (q=0.9) before anything else (*/* at 0.8): the e-invoice.
     ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'application/xml'],
-    // Unparseable: as if absent.
+    // Unparseable, or no range at all: as if absent.
     ['application', 'application/json'],
     ['*/pdf', 'application/json'],
+    [',', 'application/json'],
+    [' , ,', 'application/json'],
+    ['application/pdf;q=0.0001, application/json;q=0', 'application/json'],
+    ['application/pdf;q=abc', 'application/json'],
+    ['application/pdf;q=1.5', 'application/json'],
+    ['application/pdf;q=1.000, application/json;q=0.5', 'application/pdf'],
   ])('Accept %p → %p', (accept, chosen) => {
     expect(negotiate(accept, OFFERED)).toBe(chosen);
   });

@@ -38,12 +38,16 @@ function parseAccept(header: string): MediaRange[] | null {
     if (extra !== undefined || !type || !subtype || !TOKEN.test(type) || !TOKEN.test(subtype) || (type === '*' && subtype !== '*')) return null;
     let q = 1;
     for (const param of params) {
-      const m = /^q\s*=\s*([0-9](?:\.[0-9]{0,3})?)$/.exec(param);
-      if (m) q = Math.min(1, Number(m[1]));
+      if (!/^q\s*=/.test(param)) continue;
+      // RFC 9110 qvalue: 0 to 1 with at most three decimals; anything else makes the header unreadable.
+      const m = /^q\s*=\s*(0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)$/.exec(param);
+      if (!m) return null;
+      q = Number(m[1]);
     }
     ranges.push({ type, subtype, q });
   }
-  return ranges;
+  // Only commas and spaces: no preference given.
+  return ranges.length > 0 ? ranges : null;
 }
 
 /** The quality the most specific matching range gives `mediaType`; 0 when none matches. */

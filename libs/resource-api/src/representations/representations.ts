@@ -61,7 +61,7 @@ export class ObjectRepresentations<E extends ResourceEntityBase> {
    * renders of the organization at once on this instance and DOCUMENT_QUEUE_PER_ORGANIZATION
    * waiting; past both, 429 (its own renders only: other organizations never wait behind them).
    */
-  async render(entity: E, type: string, query: Record<string, string>): Promise<Represented> {
+  async render(entity: E, type: string, query: Record<string, string>, wanted: () => boolean = () => true): Promise<Represented> {
     const renderer = this.renderers[type];
     const admitted = this.gate.enter(entity.organizationId);
     if (!admitted) {
@@ -69,11 +69,18 @@ export class ObjectRepresentations<E extends ResourceEntityBase> {
     }
     const release = await admitted;
     try {
-      const body = await renderer(entity, { query, db: this.db });
-      return { type, body, filename: `${this.documentName(entity)}.${this.promised[type].extension}` };
+      // Its turn came after its request was answered (the deadline) or abandoned: nothing to render for.
+      if (!wanted()) throw new ProblemException(503, 'The request was answered before its document was rendered.');
+      const body = await renderer(entity, { query, db: this.db, wanted });
+      return { type, body, filename: this.filenameOf(entity, type) };
     } finally {
       release();
     }
+  }
+
+  /** The document's file name in `Content-Disposition`: the definition's name and the type's extension. */
+  filenameOf(entity: E, type: string): string {
+    return `${this.documentName(entity)}.${this.promised[type].extension}`;
   }
 
   private checkQuery(rawQuery: unknown): Record<string, string> {

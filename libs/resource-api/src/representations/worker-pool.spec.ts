@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { WorkerPool } from './worker-pool';
 
@@ -57,5 +58,52 @@ describe(WorkerPool.name, () => {
     const next = p.run({ n: 3 });
     await expect(slow).rejects.toMatchObject({ status: 503 });
     expect(await next).toBe(6);
+  });
+
+  it('never runs more than `size` threads, one being ended included: a job arriving meanwhile waits for the replacement', async () => {
+    /** A worker that answers only when told, and ends only when told. */
+    class FakeWorker extends EventEmitter {
+      readonly messages: Array<{ id: number; input: Input }> = [];
+      endNow: () => void = () => undefined;
+      postMessage(message: { id: number; input: Input }) {
+        this.messages.push(message);
+      }
+      unref() {}
+      terminate() {
+        return new Promise<number>((resolve) => (this.endNow = () => resolve(1)));
+      }
+      answer(i = 0) {
+        const { id, input } = this.messages[i];
+        this.emit('message', { id, ok: true, output: (input.n ?? 0) * 2 });
+      }
+    }
+    const spawned: FakeWorker[] = [];
+    const p = new WorkerPool<Input, number>({ spawn: () => spawned[spawned.push(new FakeWorker()) - 1] as unknown as Worker, size: 1, queue: 4, timeoutMs: 50 });
+    const slow = p.run({ n: 1 });
+    await expect(slow).rejects.toMatchObject({ status: 503 });
+    // Its worker is being ended (terminate has not returned): a new job waits rather than start a second thread.
+    const next = p.run({ n: 21 });
+    expect(spawned).toHaveLength(1);
+    expect(p.load).toEqual({ running: 0, waiting: 1, workers: 1 });
+    spawned[0].endNow();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(spawned).toHaveLength(2);
+    spawned[1].answer();
+    expect(await next).toBe(42);
+    // An answer from the ended worker, late, changes nothing.
+    spawned[0].answer();
+    expect(p.load).toEqual({ running: 0, waiting: 0, workers: 1 });
+  });
+
+  it('drops a waiting job nobody wants any more (its request answered meanwhile) instead of running it', async () => {
+    const p = pool(1, 4);
+    const first = p.run({ n: 1, ms: 200 });
+    let wanted = true;
+    const abandoned = p.run({ n: 2 }, () => wanted);
+    const after = p.run({ n: 3 });
+    wanted = false;
+    expect(await first).toBe(2);
+    await expect(abandoned).rejects.toMatchObject({ status: 503 });
+    expect(await after).toBe(6);
   });
 });

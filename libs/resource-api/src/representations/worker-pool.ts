@@ -7,7 +7,7 @@ export interface WorkerPoolOptions {
    * `{ id, ok: false, error }` (a message; never a stack: it may reach a log, not a client).
    */
   spawn(): Worker;
-  /** Workers at most (started on demand, kept while the process runs). */
+  /** Workers at most, those being ended included (started on demand, kept while the process runs). */
   size: number;
   /** Jobs waiting for a worker at most; past it, {@link WorkerPool.run} refuses with 503. */
   queue: number;
@@ -17,6 +17,8 @@ export interface WorkerPoolOptions {
 
 interface Job<I, O> {
   input: I;
+  /** False once nobody waits for the answer (the request timed out, the caller went away): not started then. */
+  wanted(): boolean;
   resolve(output: O): void;
   reject(error: unknown): void;
 }
@@ -27,13 +29,19 @@ interface Slot<I, O> {
   /** The id of the job's message: an answer to another (a timed-out one's) is ignored. */
   id: number;
   timer: NodeJS.Timeout | null;
+  /** Being ended: takes no job, but still counts against `size` until its thread has stopped. */
+  retiring: boolean;
 }
+
+const BUSY = () => new ProblemException(503, 'Too many documents are being rendered on this server; retry in 1 second.', undefined, { 'Retry-After': '1' });
+const GONE = () => new ProblemException(503, 'The request was answered before its document was rendered.');
 
 /**
  * CPU-heavy work off the event loop: a fixed number of worker threads, a bounded queue in front of
  * them, a time limit per job. A 500-line invoice's PDF takes seconds of CPU; rendered on the event
  * loop it would stall every other request of the instance, every tenant's, for that long. A worker
- * that dies (a crash, its heap limit) fails its job and is replaced; the others go on.
+ * that dies (a crash, its heap limit) fails its job and is replaced; the others go on. Never more
+ * than `size` threads, a dying one included, so the cores left to the event loop stay left.
  */
 export class WorkerPool<I, O> {
   private readonly slots: Array<Slot<I, O>> = [];
@@ -43,23 +51,24 @@ export class WorkerPool<I, O> {
 
   constructor(private readonly options: WorkerPoolOptions) {}
 
-  /** The output of `input`, once a worker has made it; rejects with the worker's error, or 503 when the pool is full. */
-  run(input: I): Promise<O> {
+  /**
+   * The output of `input`, once a worker has made it; rejects with the worker's error, or 503 when
+   * the pool is full. `wanted` is asked when the job's turn comes: a job nobody waits for any more
+   * is dropped instead of rendered.
+   */
+  run(input: I, wanted: () => boolean = () => true): Promise<O> {
     if (this.closed) return Promise.reject(ProblemException.unavailable());
     return new Promise<O>((resolve, reject) => {
-      const job = { input, resolve, reject };
-      const idle = this.slots.find((s) => s.job === null);
+      const job = { input, wanted, resolve, reject };
+      const idle = this.slots.find((s) => s.job === null && !s.retiring);
       if (idle) return this.start(idle, job);
       if (this.slots.length < this.options.size) return this.start(this.spawn(), job);
-      if (this.waiting.length >= this.options.queue) {
-        reject(new ProblemException(503, 'Too many documents are being rendered on this server; retry in 1 second.', undefined, { 'Retry-After': '1' }));
-        return;
-      }
+      if (this.waiting.length >= this.options.queue) return reject(BUSY());
       this.waiting.push(job);
     });
   }
 
-  /** Jobs running and waiting (for tests and metrics). */
+  /** Jobs running and waiting, and the threads (for tests and metrics). */
   get load(): { running: number; waiting: number; workers: number } {
     return { running: this.slots.filter((s) => s.job !== null).length, waiting: this.waiting.length, workers: this.slots.length };
   }
@@ -74,7 +83,7 @@ export class WorkerPool<I, O> {
     const worker = this.options.spawn();
     // The pool does not keep the process alive: a service that has drained its requests exits.
     worker.unref();
-    const slot: Slot<I, O> = { worker, job: null, id: 0, timer: null };
+    const slot: Slot<I, O> = { worker, job: null, id: 0, timer: null, retiring: false };
     this.slots.push(slot);
     worker.on('message', (message: { id: number; ok: boolean; output?: O; error?: string }) => this.settle(slot, message));
     // A worker that fails (an uncaught error, its heap limit) is gone: its job fails, the next job gets a new one.
@@ -96,33 +105,40 @@ export class WorkerPool<I, O> {
 
   private settle(slot: Slot<I, O>, message: { id: number; ok: boolean; output?: O; error?: string }): void {
     const job = slot.job;
-    if (!job || slot.id !== message.id) return;
+    if (!job || slot.retiring || slot.id !== message.id) return;
     if (slot.timer) clearTimeout(slot.timer);
     slot.job = null;
     slot.timer = null;
     if (message.ok) job.resolve(message.output as O);
     else job.reject(new Error(`render failed: ${message.error ?? 'unknown error'}`));
-    this.next(slot);
+    const next = this.nextWanted();
+    if (next) this.start(slot, next);
   }
 
-  /** Gives the slot the next waiting job (when it is still in the pool). */
-  private next(slot: Slot<I, O>): void {
-    const job = this.waiting.shift();
-    if (!job) return;
-    if (this.slots.includes(slot)) this.start(slot, job);
-    else this.start(this.spawn(), job);
+  /** The first waiting job someone still waits for; those nobody does are dropped on the way. */
+  private nextWanted(): Job<I, O> | undefined {
+    for (let job = this.waiting.shift(); job; job = this.waiting.shift()) {
+      if (job.wanted()) return job;
+      job.reject(GONE());
+    }
+    return undefined;
   }
 
-  /** Ends a worker (its job failing with `error`) and, when jobs wait, starts one in its place. */
+  /**
+   * Ends a worker (its job failing with `error`); once its thread has stopped, a new worker takes
+   * the next waiting job, if any. Until then the slot counts against `size`.
+   */
   private async retire(slot: Slot<I, O>, error: unknown): Promise<void> {
-    const index = this.slots.indexOf(slot);
-    if (index < 0) return;
-    this.slots.splice(index, 1);
+    if (slot.retiring || !this.slots.includes(slot)) return;
+    slot.retiring = true;
     if (slot.timer) clearTimeout(slot.timer);
     const job = slot.job;
     slot.job = null;
     job?.reject(error);
     await slot.worker.terminate().catch(() => undefined);
-    if (!this.closed && this.waiting.length > 0) this.start(this.spawn(), this.waiting.shift()!);
+    this.slots.splice(this.slots.indexOf(slot), 1);
+    if (this.closed || this.slots.length >= this.options.size) return;
+    const next = this.nextWanted();
+    if (next) this.start(this.spawn(), next);
   }
 }

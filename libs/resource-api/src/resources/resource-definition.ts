@@ -37,6 +37,8 @@ export interface RenderContext {
   query: Readonly<Record<string, string>>;
   /** The service's database (the pool), for what the document needs besides the row. */
   db: Pick<DataSource, 'query'>;
+  /** False once nobody waits for the answer (the request's deadline passed, the caller went away): do not start the work then. */
+  wanted(): boolean;
 }
 
 /**

@@ -58,15 +58,20 @@ export function resourceController(resource: Resource): Type<unknown> {
       @Param('id') id: string,
       @Headers('accept') accept: string | undefined,
       @Query() query: unknown,
+      @Req() request: FastifyRequest,
       @Res({ passthrough: true }) reply: FastifyReply,
     ): Promise<unknown> {
-      // Every answer of this URL depends on Accept, errors included: caches must key on it.
-      reply.header('Vary', 'Accept');
-      const answer = await this.service.represent(caller, id, accept, query);
-      if (!('body' in answer)) return answer.object;
+      // Vary: Accept is set on every answer of this route, errors included (resourceVaryHook).
+      const answer = await this.service.represent(caller, id, accept, query, {
+        head: request.method === 'HEAD',
+        // Past the request's deadline (it has been answered 503) or once the caller left, a document
+        // still waiting for its turn is not rendered.
+        wanted: () => !reply.sent && !reply.raw.destroyed,
+      });
+      if ('object' in answer) return answer.object;
       reply.type(answer.type);
       reply.header('Content-Disposition', `inline; filename="${answer.filename}"`);
-      return answer.body;
+      return 'body' in answer ? answer.body : '';
     }
   }
 

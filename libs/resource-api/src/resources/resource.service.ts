@@ -18,6 +18,14 @@ import { retryingTransaction } from '../idempotency/transaction-retry';
 import { JSON_TYPE, ObjectRepresentations, Represented } from '../representations/representations';
 import type { PublicObject, ResourceDefinition, ResourceEntityBase } from './resource-definition';
 
+/** How a get that may be a document is asked for (see {@link ResourceService.represent}). */
+export interface RepresentOptions {
+  /** A HEAD request: the headers only, no render. */
+  head?: boolean;
+  /** False once nobody waits for the answer: a document whose turn comes then is not rendered. */
+  wanted?: () => boolean;
+}
+
 /** Numbers of the sequence a create may find taken (chosen by callers) before it gives up. */
 const SEQUENCE_ATTEMPTS = 1000;
 
@@ -160,12 +168,14 @@ export class ResourceService<E extends ResourceEntityBase, C> {
    * or a document rendered by the definition. 400 for a representation's parameter out of its
    * schema, 406 for an Accept that allows none, 404 as for JSON, 429 past the organization's renders.
    */
-  async represent(caller: CallerIdentity, publicId: string, accept: string | undefined, rawQuery: unknown): Promise<Represented> {
+  async represent(caller: CallerIdentity, publicId: string, accept: string | undefined, rawQuery: unknown, options: RepresentOptions = {}): Promise<Represented | { type: string; head: true; filename: string }> {
     const { type, query } = this.representations.choose(accept, rawQuery);
     if (type === JSON_TYPE) return { type, object: await this.get(caller, publicId) };
     const found = await this.find(orgScopeOf(caller), publicId);
     if (!found) throw ProblemException.notFound(this.def.kind);
-    return this.representations.render(found, type, query);
+    // A HEAD asks for the headers only: the document is not rendered for them.
+    if (options.head) return { type, head: true, filename: this.representations.filenameOf(found, type) };
+    return this.representations.render(found, type, query, options.wanted);
   }
 
   /** The object in that organization (the internal route's, for another service's credential). */

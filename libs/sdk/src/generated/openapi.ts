@@ -2962,8 +2962,10 @@ export interface operations {
             /** @description The object */
             200: {
                 headers: {
-                    /** @description Accept */
+                    /** @description Accept (on every answer of this operation, errors included). */
                     Vary?: string;
+                    /** @description With a document: inline; filename="<number>.<pdf|xml>". */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3041,7 +3043,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description A dependency is unavailable; or, for a document, the server has too many renders queued, the render took longer than its limit, or the request reached its deadline while it waited */
             503: {
                 headers: {
                     /** @description Seconds to wait. */

@@ -13,7 +13,7 @@ import { render } from './render-pool';
  * recorded when it was created (the migration InvoiceParties1764500000000).
  */
 export const INVOICE_RENDERERS: Readonly<Record<string, Renderer<InvoiceEntity>>> = {
-  'application/pdf': async (invoice, context) => render({ format: 'pdf', document: await documentOf(invoice, context) }),
+  'application/pdf': async (invoice, context) => render({ format: 'pdf', document: await documentOf(invoice, context) }, context.wanted),
   'application/xml': async (invoice, context) => {
     const document = await documentOf(invoice, context);
     // What EN 16931 needs and the data lacks is a 422 before any render is queued.
@@ -24,7 +24,7 @@ export const INVOICE_RENDERERS: Readonly<Record<string, Renderer<InvoiceEntity>>
         'The invoice lacks what an EN 16931 e-invoice needs.',
       );
     }
-    return render({ format: 'xml', syntax: (context.query.syntax ?? 'cii') as EInvoiceSyntaxName, document });
+    return render({ format: 'xml', syntax: (context.query.syntax ?? 'cii') as EInvoiceSyntaxName, document }, context.wanted);
   },
 };
 

@@ -12,8 +12,11 @@ import { renderDocument, RenderJob } from './render-job';
 export const RENDER_WORKERS = 1;
 /** Renders waiting for the worker, of all organizations (each has at most one here): past it, 503. */
 export const RENDER_QUEUE = 64;
-/** A render running longer fails (503) and its worker is replaced; a 500-line PDF takes a few seconds. */
-export const RENDER_TIMEOUT_MS = 30_000;
+/**
+ * A render running longer fails (503) and its worker is replaced; a 500-line PDF takes about 2 s.
+ * Below the request's deadline (REQUEST_TIMEOUT_MS, 15 s), so that the failure is what the caller hears.
+ */
+export const RENDER_TIMEOUT_MS = 10_000;
 /** The worker's heap: a 500-line PDF needs about 60 MB; a document past this fails, the service does not. */
 const WORKER_HEAP_MB = 256;
 
@@ -25,7 +28,7 @@ let pool: WorkerPool<RenderJob, Uint8Array> | null = null;
  * the event loop would hold up every request of the instance, every organization's. Run from the
  * TypeScript sources (ts-jest), where there is no compiled worker script, it renders in this thread.
  */
-export async function render(job: RenderJob): Promise<Buffer> {
+export async function render(job: RenderJob, wanted: () => boolean): Promise<Buffer> {
   if (!existsSync(WORKER_SCRIPT)) return renderDocument(job);
   pool ??= new WorkerPool<RenderJob, Uint8Array>({
     spawn: () => new Worker(WORKER_SCRIPT, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } }),
@@ -34,6 +37,6 @@ export async function render(job: RenderJob): Promise<Buffer> {
     timeoutMs: RENDER_TIMEOUT_MS,
   });
   // A Buffer arrives from the worker as a Uint8Array (structured clone).
-  const bytes = await pool.run(job);
+  const bytes = await pool.run(job, wanted);
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
