@@ -68,7 +68,9 @@ describe(WorkerPool.name, () => {
       postMessage(message: { id: number; input: Input }) {
         this.messages.push(message);
       }
-      unref() {}
+      unref(): void {
+        // Nothing keeps this fake alive.
+      }
       terminate() {
         return new Promise<number>((resolve) => (this.endNow = () => resolve(1)));
       }

@@ -33,6 +33,8 @@ const PLATFORM = 'libs/contracts/src/platform.ts';
 const FIRST_NON_RESOURCE_PORT = 3010;
 /** Manifest fields this generator writes; an entry with another field needs the generator taught first. */
 const KNOWN_FIELDS = ['kind', 'idPrefix', 'port', 'createSchema', 'objectSchema', 'filters', 'references', 'sample'];
+/** Optional manifest fields a new resource goes without (`representations`: a new resource answers JSON only). */
+const OPTIONAL_FIELDS = ['representations'];
 
 /**
  * @typedef {{ plural: string; kind?: string; idPrefix?: string; port?: number; skipRender?: boolean }} Schema
@@ -156,7 +158,7 @@ function normalize(tree, schema) {
   }
   for (const row of rows) {
     if (row.resource === plural || row.kind === kind) throw new Error(`${MANIFEST} has "${plural}" or the kind "${kind}" already (${row.resource})`);
-    const unknown = row.fields.filter((f) => !KNOWN_FIELDS.includes(f));
+    const unknown = row.fields.filter((f) => !KNOWN_FIELDS.includes(f) && !OPTIONAL_FIELDS.includes(f));
     if (unknown.length > 0) throw new Error(`${MANIFEST}: ${row.resource} has ${unknown.join(', ')}, which this generator does not write yet (tools/nx-plugin/src/resource-service/generator.js)`);
   }
   if (tree.exists(`apps/${service}`)) throw new Error(`apps/${service} exists already`);
