@@ -8,9 +8,9 @@
  *   npx nx run bench:documents --args="--renders 10 --seconds 10"
  */
 import 'reflect-metadata';
-import { readFile } from 'node:fs/promises';
 import { exchange, numberArg, requireStack, serviceUrl, SettingsAccount, stackPid } from './platform';
-import { runBench } from './processes';
+import { rssMb, runBench } from './processes';
+import { percentile } from './revocation';
 
 const INVOICES = `${serviceUrl('invoice-service')}/api/v1/invoices`;
 const SCOPES = ['read:invoices', 'write:invoices', 'read:clients', 'write:clients'];
@@ -53,15 +53,11 @@ function invoiceBody(client: string, lines: number, widest: boolean) {
   };
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-
 /** Peak resident memory of the stack's invoice-service process so far (its worker threads included), in MB. */
 async function peakRssMb(): Promise<number | null> {
   const pid = await stackPid('invoice-service');
-  if (pid === null) return null;
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
-  return hwm ? Math.round(Number(hwm[1]) / 1024) : null;
+  const mb = pid === null ? null : await rssMb(pid, true);
+  return mb === null ? null : Math.round(mb);
 }
 
 async function main(): Promise<void> {

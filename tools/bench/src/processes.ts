@@ -92,12 +92,12 @@ export async function startProcess(
   return { child, info, stop: () => terminate(child) };
 }
 
-/** Resident memory of a process in MB (Linux), or null when it is gone. */
-export async function rssMb(pid: number): Promise<number | null> {
+/** Resident memory of a process in MB (Linux), now or (`peak`) its highest so far; null when it is gone. */
+export async function rssMb(pid: number, peak = false): Promise<number | null> {
   const { readFile } = await import('node:fs/promises');
   try {
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+    const kb = Number((peak ? /VmHWM:\s+(\d+)/ : /VmRSS:\s+(\d+)/).exec(status)?.[1]);
     return Number.isFinite(kb) ? kb / 1024 : null;
   } catch {
     return null;

@@ -56,4 +56,39 @@ describe(ObjectRepresentations.name, () => {
     }
     await expect(Promise.all([...mine, theirs])).resolves.toHaveLength(mine.length + 1);
   });
+
+  it("fails only the caller whose render failed: the organization's next render gets the slot", async () => {
+    let calls = 0;
+    const r = invoices({}, async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('render failed');
+      return Buffer.from('%PDF-');
+    });
+    const [failed, next] = await Promise.allSettled([r.render(entity('org-a'), 'application/pdf', {}), r.render(entity('org-a'), 'application/pdf', {})]);
+    expect(failed).toMatchObject({ status: 'rejected', reason: { message: 'render failed' } });
+    expect(next).toMatchObject({ status: 'fulfilled', value: { type: 'application/pdf' } });
+  });
+
+  it('does not render a document whose request was answered while it waited (503 to nobody), and frees its slot', async () => {
+    let rendered = 0;
+    const pending: Array<() => void> = [];
+    const r = invoices({}, () => {
+      rendered += 1;
+      return new Promise<Buffer>((resolve) => pending.push(() => resolve(Buffer.from('%PDF-'))));
+    });
+    const first = r.render(entity('org-a'), 'application/pdf', {});
+    let wanted = true;
+    const abandoned = r.render(entity('org-a'), 'application/pdf', {}, () => wanted);
+    await new Promise((resolve) => setImmediate(resolve));
+    wanted = false;
+    pending.shift()!();
+    await first;
+    await expect(abandoned).rejects.toMatchObject({ status: 503 });
+    expect(rendered).toBe(1);
+    // The slot is free again.
+    const after = r.render(entity('org-a'), 'application/pdf', {});
+    await new Promise((resolve) => setImmediate(resolve));
+    pending.shift()!();
+    await expect(after).resolves.toMatchObject({ type: 'application/pdf' });
+  });
 });

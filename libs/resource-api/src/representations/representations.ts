@@ -7,8 +7,8 @@ import type { DataSource } from 'typeorm';
 
 export const JSON_TYPE = 'application/json';
 
-/** A get's answer: the object's JSON, or a document of another media type. */
-export type Represented = { type: typeof JSON_TYPE; object: PublicObject } | { type: string; body: Buffer; filename: string };
+/** A get's answer: the object's JSON, a document of another media type, or (a HEAD) only the document's headers. */
+export type Represented = { type: typeof JSON_TYPE; object: PublicObject } | { type: string; body: Buffer; filename: string } | { type: string; head: true; filename: string };
 
 /**
  * The representations of a resource's objects besides JSON (the manifest's, representations.ts in

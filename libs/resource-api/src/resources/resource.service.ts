@@ -168,7 +168,7 @@ export class ResourceService<E extends ResourceEntityBase, C> {
    * or a document rendered by the definition. 400 for a representation's parameter out of its
    * schema, 406 for an Accept that allows none, 404 as for JSON, 429 past the organization's renders.
    */
-  async represent(caller: CallerIdentity, publicId: string, accept: string | undefined, rawQuery: unknown, options: RepresentOptions = {}): Promise<Represented | { type: string; head: true; filename: string }> {
+  async represent(caller: CallerIdentity, publicId: string, accept: string | undefined, rawQuery: unknown, options: RepresentOptions = {}): Promise<Represented> {
     const { type, query } = this.representations.choose(accept, rawQuery);
     if (type === JSON_TYPE) return { type, object: await this.get(caller, publicId) };
     const found = await this.find(orgScopeOf(caller), publicId);

@@ -21,6 +21,8 @@ export const RENDER_TIMEOUT_MS = 10_000;
 const WORKER_HEAP_MB = 256;
 
 const WORKER_SCRIPT = join(__dirname, 'render.worker.js');
+/** Whether this is the build (a compiled worker beside this file) or the TypeScript sources (ts-jest): known at load. */
+const COMPILED = existsSync(WORKER_SCRIPT);
 let pool: WorkerPool<RenderJob, Uint8Array> | null = null;
 
 /**
@@ -29,7 +31,7 @@ let pool: WorkerPool<RenderJob, Uint8Array> | null = null;
  * TypeScript sources (ts-jest), where there is no compiled worker script, it renders in this thread.
  */
 export async function render(job: RenderJob, wanted: () => boolean): Promise<Buffer> {
-  if (!existsSync(WORKER_SCRIPT)) return renderDocument(job);
+  if (!COMPILED) return renderDocument(job);
   pool ??= new WorkerPool<RenderJob, Uint8Array>({
     spawn: () => new Worker(WORKER_SCRIPT, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } }),
     size: RENDER_WORKERS,
